@@ -1,0 +1,59 @@
+# The remap_file_pages() decommission for Linux 6.12: harness.
+#
+# Everything big (kernel tree, objects, images, logs) lives in $(RFP_CACHE),
+# outside this checkout.  'make help' lists the targets and variables.
+
+RFP_CACHE ?= $(HOME)/.cache/rfp
+KERNEL ?= patched
+CONFIG ?= base
+export RFP_CACHE KERNEL CONFIG PROG ARGS ACCEL ICOUNT TIMEOUT MEM SMP \
+	BOOTARGS FORCE JOBS
+
+S := scripts
+
+.PHONY: help deps tree kernel run check shell patches checkpatch \
+	bisect clean distclean
+
+help:
+	@echo "make run         build (what changed), boot, run the demo"
+	@echo "make run PROG=/abs/static-binary ARGS='...'"
+	@echo "                 run that program in the guest; exit status is its"
+	@echo "make check       the test suite; last line: N passed, N failed"
+	@echo "make shell       an interactive busybox shell in the guest"
+	@echo "make tree        the kernel git tree with patches/ applied"
+	@echo "make patches     export the tree's commits back into patches/"
+	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
+	@echo "make bisect      apply the series patch by patch, build each"
+	@echo "make kernel      only build the kernel"
+	@echo "make deps        only install the Debian packages"
+	@echo
+	@echo "KERNEL=patched|stock  CONFIG=base|debug  RFP_CACHE=$(RFP_CACHE)"
+	@echo "ACCEL=kvm|tcg (default: probed)  ICOUNT=1  TIMEOUT=s  MEM=2G  SMP=2"
+
+deps:
+	@bash $(S)/deps.sh
+
+tree: deps
+	@bash $(S)/tree.sh $(if $(filter stock,$(KERNEL)),stock,patched)
+	@echo "kernel tree: $(RFP_CACHE)/$(if $(filter stock,$(KERNEL)),stock,linux)"
+
+kernel: deps
+	@bash $(S)/build.sh
+
+run check shell:
+	@bash $(S)/run.sh $@
+
+patches:
+	@bash $(S)/patches.sh export
+
+checkpatch: deps
+	@bash $(S)/patches.sh checkpatch
+
+bisect: deps
+	@bash $(S)/patches.sh bisect
+
+clean:
+	rm -rf $(RFP_CACHE)/runs $(RFP_CACHE)/userspace
+
+distclean:
+	rm -rf $(RFP_CACHE)

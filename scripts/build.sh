@@ -1,0 +1,88 @@
+#!/bin/bash
+# Configure and build bzImage for KERNEL=patched|stock, CONFIG=base|debug.
+# Objects go to $RFP_CACHE/build/$KERNEL-$CONFIG; an unchanged tree and
+# config rebuild nothing.
+. "$(dirname "$0")/lib.sh"
+check_kernel_var
+
+[ -n "${BISECT_SRC:-}" ] || bash "$TOP/scripts/tree.sh" "$KERNEL"
+
+fragments=("$TOP/config/base.config")
+[ "$CONFIG" = debug ] && fragments+=("$TOP/config/debug.config")
+for f in "${EXTRA_FRAGMENTS[@]:-}"; do
+	[ -n "$f" ] && fragments+=("$f")
+done
+
+kmake() {
+	make -C "$SRC" O="$OBJ" ARCH=x86_64 "$@"
+}
+
+configure() {
+	mkdir -p "$OBJ"
+	local cfg=$OBJ/.config prev=$OBJ/.config.rfp-prev
+	[ -f "$cfg" ] && cp -p "$cfg" "$prev"
+	if ! kmake -s tinyconfig >"$OBJ/config.log" 2>&1 ||
+		! (cd "$OBJ" && "$SRC/scripts/kconfig/merge_config.sh" -m -O "$OBJ" \
+			"$OBJ/.config" "${fragments[@]}") >>"$OBJ/config.log" 2>&1 ||
+		! kmake -s olddefconfig >>"$OBJ/config.log" 2>&1; then
+		tail -n 30 "$OBJ/config.log" >&2
+		die "configuring the kernel failed (log: $OBJ/config.log)"
+	fi
+
+	# Every option a fragment asks for must be in the result.  A symbol
+	# the tree does not know is only an error for the patched tree
+	# (the stock tree lacks the series' own options).
+	local bad=0 f line sym
+	for f in "${fragments[@]}"; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=*) sym=${line%%=*} ;;
+			"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *} ;;
+			*) continue ;;
+			esac
+			grep -qx -- "$line" "$cfg" && continue
+			if ! grep -q -e "^$sym=" -e "^# $sym is not set" "$cfg" && [ "$KERNEL" = stock ]; then
+				continue
+			fi
+			echo "    $(basename "$f"): '$line' did not stick (.config has: $(grep -e "^$sym=" -e "^# $sym is not set" "$cfg" || echo nothing))" >&2
+			bad=1
+		done <"$f"
+	done
+	[ "$bad" = 0 ] || die "the config fragments above did not stick; check their dependencies"
+
+	# Keep the old .config (and its time stamp) when nothing changed, so
+	# that kbuild has nothing to redo.
+	if [ -f "$prev" ] && cmp -s "$cfg" "$prev"; then
+		mv "$prev" "$cfg"
+	else
+		rm -f "$prev"
+		note "new kernel configuration: $cfg"
+	fi
+}
+
+# Configuring takes kconfig three runs (20 s): skip it when neither the
+# fragments nor any Kconfig file of the tree changed since last time.
+config_key=$( {
+	cat "${fragments[@]}"
+	git -C "$SRC" rev-parse HEAD
+	git -C "$SRC" diff HEAD -- ':(glob)**/Kconfig*'
+} | sha256sum | cut -d' ' -f1)
+if [ -f "$OBJ/.config" ] && [ "$(cat "$OBJ/.rfp-config-key" 2>/dev/null)" = "$config_key" ]; then
+	:
+else
+	step "configuring $KERNEL kernel, CONFIG=$CONFIG ($SRC -> $OBJ)"
+	configure
+	echo "$config_key" >"$OBJ/.rfp-config-key"
+	step_done
+fi
+
+step "building $KERNEL bzImage (make -j$JOBS; log: $OBJ/build.log)"
+if ! run_logged "$OBJ/build.log" kmake -j"$JOBS" bzImage; then
+	echo "---- compiler output (from $OBJ/build.log) ----" >&2
+	grep -E -A4 'error:|Error [0-9]|undefined reference|\*\*\*' "$OBJ/build.log" | head -n 60 >&2 ||
+		tail -n 40 "$OBJ/build.log" >&2
+	die "building the $KERNEL kernel failed"
+fi
+[ -f "$BZIMAGE" ] || die "build finished but $BZIMAGE is missing"
+note "$(grep -m1 -o 'Kernel: .*' "$OBJ/build.log" || echo "$BZIMAGE")"
+step_done

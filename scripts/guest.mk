@@ -1,0 +1,38 @@
+# Builds the user space of the guest that is not a kselftest: the demo and
+# the base initramfs (busybox, /init, the test binaries).  Called by
+# scripts/userspace.sh, with TOP, US (output directory), TREE, SELFTESTS.
+
+CC ?= gcc
+CFLAGS := -O2 -Wall -Wextra -static
+BUSYBOX := /bin/busybox
+
+all: $(US)/base.cpio
+
+$(US)/bin/gen_init_cpio: $(TREE)/usr/gen_init_cpio.c
+	$(CC) -O2 -o $@ $<
+
+$(US)/bin/%: $(TOP)/demo/%.c
+	@echo "    CC $(notdir $@)"
+	$(CC) $(CFLAGS) -o $@ $<
+
+GUEST_BINS := $(US)/bin/rfp-demo
+TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
+
+$(US)/base.list: $(TOP)/scripts/guest.mk
+	@{ \
+	  for d in /bin /sbin /dev /proc /sys /tmp /mnt /root /tests; do \
+	    echo "dir $$d 0755 0 0"; \
+	  done; \
+	  echo "nod /dev/console 0600 0 0 c 5 1"; \
+	  echo "file /bin/busybox $(BUSYBOX) 0755 0 0"; \
+	  echo "file /init $(TOP)/guest/init 0755 0 0"; \
+	  for f in $(GUEST_BINS); do echo "file /bin/$${f##*/} $$f 0755 0 0"; done; \
+	  for f in $(TEST_BINS); do echo "file /tests/$${f##*/} $$f 0755 0 0"; done; \
+	} >$@
+
+$(US)/base.cpio: $(US)/base.list $(US)/bin/gen_init_cpio $(BUSYBOX) \
+		$(TOP)/guest/init $(GUEST_BINS) $(TEST_BINS)
+	@echo "    CPIO $(notdir $@)"
+	$(US)/bin/gen_init_cpio $< >$@
+
+.PHONY: all

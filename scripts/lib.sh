@@ -1,0 +1,91 @@
+# Shared helpers for the harness scripts.  Sourced, not run.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RFP_CACHE=${RFP_CACHE:-${HOME}/.cache/rfp}
+TREE=${RFP_CACHE}/linux		# the developer's git tree: pristine + series
+STOCK=${RFP_CACHE}/stock	# git worktree of the pristine commit
+TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+BASE_TAG=rfp-base
+BRANCH=rfp
+JOBS=${JOBS:-$(nproc)}
+
+die() {
+	echo "error: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "    $*"
+}
+
+# step "what": print what is starting; step_done: how long it took.
+step() {
+	STEP_WHAT=$1
+	STEP_T0=$(date +%s)
+	echo "==> ${STEP_WHAT}"
+}
+
+step_done() {
+	local dt=$(($(date +%s) - STEP_T0))
+	printf '    done in %dm%02ds\n' $((dt / 60)) $((dt % 60))
+}
+
+# Run a long command with its output in a log; print a heartbeat every
+# 30 s so that a person knows it is alive, and the log's tail on failure.
+run_logged() {
+	local log=$1
+	shift
+	local t0 tick pid rc
+	t0=$(date +%s)
+	"$@" >"$log" 2>&1 &
+	pid=$!
+	(
+		while sleep 30; do
+			tick=$(($(date +%s) - t0))
+			printf '    ... %dm%02ds: %s\n' $((tick / 60)) $((tick % 60)) \
+				"$(tail -n 1 "$log" | cut -c1-100)"
+		done
+	) &
+	tick=$!
+	rc=0
+	wait "$pid" || rc=$?
+	kill "$tick" 2>/dev/null || true
+	wait "$tick" 2>/dev/null || true
+	return "$rc"
+}
+
+check_kernel_var() {
+	case "${KERNEL:-patched}" in
+	patched | stock) ;;
+	*) die "unknown KERNEL='${KERNEL}': use KERNEL=patched (default) or KERNEL=stock" ;;
+	esac
+	case "${CONFIG:-base}" in
+	base | debug) ;;
+	*) die "unknown CONFIG='${CONFIG}': use CONFIG=base (default) or CONFIG=debug" ;;
+	esac
+	KERNEL=${KERNEL:-patched}
+	CONFIG=${CONFIG:-base}
+	if [ "$KERNEL" = stock ]; then
+		SRC=$STOCK
+	else
+		SRC=$TREE
+	fi
+	OBJ=${RFP_CACHE}/build/${KERNEL}-${CONFIG}
+	# 'make bisect' builds a scratch tree of its own.
+	if [ -n "${BISECT_SRC:-}" ]; then
+		SRC=$BISECT_SRC
+		OBJ=${RFP_CACHE}/build/bisect
+	fi
+	BZIMAGE=${OBJ}/arch/x86/boot/bzImage
+}
+
+# The identity commits in the kernel tree are made with: the checkout's.
+tree_git() {
+	local name email
+	name=$(git -C "$TOP" config user.name || echo "rfp harness")
+	email=$(git -C "$TOP" config user.email || echo "rfp-harness@localhost")
+	git -C "$TREE" -c user.name="$name" -c user.email="$email" "$@"
+}

@@ -1,0 +1,92 @@
+#!/bin/bash
+# The series in patches/ and the kernel tree:
+#   patches.sh export      git format-patch rfp-base..rfp into patches/
+#   patches.sh checkpatch  scripts/checkpatch.pl --strict on every patch
+#   patches.sh bisect      apply one patch at a time to a scratch tree,
+#                          build and checkpatch each step
+. "$(dirname "$0")/lib.sh"
+
+series() {
+	grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series" 2>/dev/null || true
+}
+
+do_export() {
+	[ -d "$TREE/.git" ] || die "no kernel tree at $TREE: run 'make tree' first"
+	[ "$(git -C "$TREE" symbolic-ref --short HEAD 2>/dev/null)" = "$BRANCH" ] ||
+		die "$TREE is not on branch $BRANCH"
+	git -C "$TREE" diff --quiet HEAD ||
+		die "$TREE has uncommitted changes: commit them (git commit --amend, rebase -i) first"
+	local n
+	n=$(git -C "$TREE" rev-list --count "$BASE_TAG..$BRANCH")
+	[ "$n" -gt 0 ] || die "no commits on $BRANCH above $BASE_TAG"
+	if [ -z "$(git -C "$TREE" config "branch.$BRANCH.description" || true)" ]; then
+		note "no cover letter text yet: set it with 'git -C $TREE branch --edit-description'"
+	fi
+
+	local tmp
+	tmp=$(mktemp -d)
+	git -C "$TREE" format-patch -q --zero-commit --cover-letter \
+		--cover-from-description=subject -o "$tmp" "$BASE_TAG..$BRANCH"
+	rm -f "$TOP"/patches/*.patch
+	mv "$tmp"/*.patch "$TOP/patches/"
+	rmdir "$tmp"
+	(cd "$TOP/patches" && ls 0*.patch | grep -v '^0000-cover-letter' >series)
+	# The tree now is what patches/ says: nothing to apply next time.
+	echo "$(bash "$TOP/scripts/tree.sh" --series-hash) $(git -C "$TREE" rev-parse HEAD)" \
+		>"$TREE/.git/rfp-applied"
+	echo "patches/: cover letter and $n patches"
+	sed 's/^/    /' "$TOP/patches/series"
+}
+
+checkpatch_one() { # patch
+	# Debian's python3 (python3-ply) for spdxcheck.py, whatever PATH says.
+	(cd "$CHECKPATCH_TREE" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl --strict --quiet --no-summary "$1")
+}
+
+do_checkpatch() {
+	bash "$TOP/scripts/tree.sh" patched >/dev/null
+	CHECKPATCH_TREE=$TREE
+	local p bad=0
+	for p in $(series); do
+		if out=$(checkpatch_one "$TOP/patches/$p" 2>&1) && [ -z "$out" ]; then
+			echo "ok - checkpatch --strict $p"
+		else
+			echo "not ok - checkpatch --strict $p"
+			echo "$out" | sed 's/^/    /'
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+do_bisect() {
+	bash "$TOP/scripts/tree.sh" patched >/dev/null
+	local dir=$RFP_CACHE/bisect p i=0 n
+	n=$(series | wc -l)
+	if [ ! -f "$dir/Makefile" ]; then
+		rm -rf "$dir"
+		git -C "$TREE" worktree prune
+		git -C "$TREE" worktree add -q --detach "$dir" "$BASE_TAG"
+	fi
+	git -C "$dir" am --abort >/dev/null 2>&1 || true
+	git -C "$dir" checkout -q -f --detach "$BASE_TAG"
+	CHECKPATCH_TREE=$dir
+	for p in $(series); do
+		i=$((i + 1))
+		echo "==> [$i/$n] $p"
+		tree_git -C "$dir" am -q "$TOP/patches/$p" ||
+			{ git -C "$dir" am --abort; die "$p does not apply"; }
+		BISECT_SRC=$dir bash "$TOP/scripts/build.sh" ||
+			die "the kernel does not build after $p"
+		out=$(checkpatch_one "$TOP/patches/$p" 2>&1) ||
+			{ echo "$out"; die "checkpatch --strict complains about $p"; }
+	done
+	echo "all $n patches apply, build and pass checkpatch one by one"
+}
+
+case "${1:-}" in
+export) do_export ;;
+checkpatch) do_checkpatch ;;
+bisect) do_bisect ;;
+*) die "usage: patches.sh export|checkpatch|bisect" ;;
+esac
