@@ -51,6 +51,8 @@ JOB
 check)
 	cat >"$job" <<'JOB'
 echo "# $(uname -r) $(cat /proc/cmdline)"
+# The kselftest finds its disk filesystem here (guest/init mounts it).
+export RFP_DISK_DIR=/mnt/disk
 for t in /tests/*; do
 	echo "# rfp-test-start: ${t##*/}"
 	"$t"
