@@ -41,6 +41,10 @@ configure() {
 			*) continue ;;
 			esac
 			grep -qx -- "$line" "$cfg" && continue
+			# "not set" is met by a symbol whose dependencies are off.
+			case "$line" in
+			"# "*) grep -q "^$sym=" "$cfg" || continue ;;
+			esac
 			if ! grep -q -e "^$sym=" -e "^# $sym is not set" "$cfg" && [ "$KERNEL" = stock ]; then
 				continue
 			fi
