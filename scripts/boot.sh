@@ -24,6 +24,9 @@ mkdir -p "$RUN"
 make_initrd() { # job [prog]
 	local list=$RUN/job.list
 	echo "file /job $1 0644 0 0" >"$list"
+	# The kernel's config where tests look for it.
+	echo "dir /boot 0755 0 0" >>"$list"
+	echo "file /boot/config-$(cat "$OBJ/include/config/kernel.release") $OBJ/.config 0644 0 0" >>"$list"
 	[ -n "${2:-}" ] && echo "file /prog $2 0755 0 0" >>"$list"
 	"$US/bin/gen_init_cpio" "$list" >"$RUN/job.cpio"
 	cat "$US/base.cpio" "$RUN/job.cpio" >"$RUN/initrd.cpio"

@@ -8,7 +8,7 @@ check_kernel_var
 [ -n "${BISECT_SRC:-}" ] || bash "$TOP/scripts/tree.sh" "$KERNEL"
 
 fragments=("$TOP/config/base.config")
-[ "$CONFIG" = debug ] && fragments+=("$TOP/config/debug.config")
+[ "$CONFIG" = base ] || fragments+=("$TOP/config/$CONFIG.config")
 for f in "${EXTRA_FRAGMENTS[@]:-}"; do
 	[ -n "$f" ] && fragments+=("$f")
 done
@@ -29,10 +29,13 @@ configure() {
 		die "configuring the kernel failed (log: $OBJ/config.log)"
 	fi
 
-	# Every option a fragment asks for must be in the result.  A symbol
-	# the tree does not know is only an error for the patched tree
-	# (the stock tree lacks the series' own options).
+	# Every option a fragment asks for must be in the result (a later
+	# fragment overrides an earlier one).  A symbol the tree does not
+	# know is only an error for the patched tree (the stock tree lacks
+	# the series' own options).
 	local bad=0 f line sym
+	local -A want=()
+	local -a order=()
 	for f in "${fragments[@]}"; do
 		while IFS= read -r line; do
 			case "$line" in
@@ -40,17 +43,23 @@ configure() {
 			"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *} ;;
 			*) continue ;;
 			esac
-			grep -qx -- "$line" "$cfg" && continue
-			# "not set" is met by a symbol whose dependencies are off.
-			case "$line" in
-			"# "*) grep -q "^$sym=" "$cfg" || continue ;;
-			esac
-			if ! grep -q -e "^$sym=" -e "^# $sym is not set" "$cfg" && [ "$KERNEL" = stock ]; then
-				continue
-			fi
-			echo "    $(basename "$f"): '$line' did not stick (.config has: $(grep -e "^$sym=" -e "^# $sym is not set" "$cfg" || echo nothing))" >&2
-			bad=1
+			[ -n "${want[$sym]+set}" ] || order+=("$sym")
+			want[$sym]="$(basename "$f"): $line"
 		done <"$f"
+	done
+	for sym in "${order[@]}"; do
+		f=${want[$sym]%%: *}
+		line=${want[$sym]#*: }
+		grep -qx -- "$line" "$cfg" && continue
+		# "not set" is met by a symbol whose dependencies are off.
+		case "$line" in
+		"# "*) grep -q "^$sym=" "$cfg" || continue ;;
+		esac
+		if ! grep -q -e "^$sym=" -e "^# $sym is not set" "$cfg" && [ "$KERNEL" = stock ]; then
+			continue
+		fi
+		echo "    $f: '$line' did not stick (.config has: $(grep -e "^$sym=" -e "^# $sym is not set" "$cfg" || echo nothing))" >&2
+		bad=1
 	done
 	[ "$bad" = 0 ] || die "the config fragments above did not stick; check their dependencies"
 

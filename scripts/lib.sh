@@ -64,7 +64,9 @@ check_kernel_var() {
 	esac
 	case "${CONFIG:-base}" in
 	base | debug) ;;
-	*) die "unknown CONFIG='${CONFIG}': use CONFIG=base (default) or CONFIG=debug" ;;
+	norfp) [ "${KERNEL:-patched}" = patched ] ||
+		die "CONFIG=norfp needs the series (it turns CONFIG_REMAP_FILE_PAGES off)" ;;
+	*) die "unknown CONFIG='${CONFIG}': use CONFIG=base (default), debug or norfp" ;;
 	esac
 	KERNEL=${KERNEL:-patched}
 	CONFIG=${CONFIG:-base}

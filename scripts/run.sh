@@ -49,18 +49,40 @@ JOB
 	exec bash "$TOP/scripts/boot.sh" "$job"
 	;;
 check)
-	cat >"$job" <<'JOB'
-echo "# $(uname -r) $(cat /proc/cmdline)"
+	# One guest run of the kselftests: suite_job NAME [kselftest args].
+	suite_job() {
+		cat <<JOB
+echo "# \$(uname -r) \$(cat /proc/cmdline)"
 # The kselftest finds its disk filesystem here (guest/init mounts it).
 export RFP_DISK_DIR=/mnt/disk
 for t in /tests/*; do
-	echo "# rfp-test-start: ${t##*/}"
-	"$t"
-	echo "# rfp-test-exit: ${t##*/} $?"
+	echo "# rfp-test-start: $1/\${t##*/}"
+	"\$t" ${*:2}
+	echo "# rfp-test-exit: $1/\${t##*/} \$?"
 done
 JOB
+	}
 	rc=0
+	logs=()
+	suite_job main >"$job"
 	bash "$TOP/scripts/boot.sh" "$job" || rc=$?
+	logs+=("$RUN/out.log")
+
+	# The series' own boot-time cases: the syscall refused from the
+	# command line, and a kernel built without it.
+	if [ "$KERNEL" = patched ] && [ "$CONFIG" = base ]; then
+		step "suite: booted with sysctl.vm.remap_file_pages=0"
+		suite_job cmdline-off -f knob -t sysctl_boot_value -t syscall_matches_kernel_config >"$RUN/cmdline-off.job"
+		RFP_RUN=$RUN/cmdline-off BOOTARGS="${BOOTARGS:-} sysctl.vm.remap_file_pages=0" \
+			bash "$TOP/scripts/boot.sh" "$RUN/cmdline-off.job" || rc=$?
+		logs+=("$RUN/cmdline-off/out.log")
+
+		step "suite: CONFIG_REMAP_FILE_PAGES=n"
+		CONFIG=norfp bash "$TOP/scripts/build.sh"
+		suite_job norfp -t syscall_matches_kernel_config >"$RUN/norfp.job"
+		CONFIG=norfp RFP_RUN=$RUN/norfp bash "$TOP/scripts/boot.sh" "$RUN/norfp.job" || rc=$?
+		logs+=("$RUN/norfp/out.log")
+	fi
 
 	# Host-side checks, in TAP too: the series' style, and the harness's
 	# promise that 'make run PROG=' returns the program's exit status.
@@ -72,7 +94,7 @@ JOB
 		echo "# rfp-test-exit: host 0"
 	} | tee "$RUN/host.log"
 	step_done
-	exec bash "$TOP/scripts/summary.sh" "$rc" "$RUN/out.log" "$RUN/host.log"
+	exec bash "$TOP/scripts/summary.sh" "$rc" "${logs[@]}" "$RUN/host.log"
 	;;
 *)
 	die "unknown mode '$mode'"
