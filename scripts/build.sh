@@ -31,8 +31,8 @@ configure() {
 
 	# Every option a fragment asks for must be in the result (a later
 	# fragment overrides an earlier one).  A symbol the tree does not
-	# know is only an error for the patched tree (the stock tree lacks
-	# the series' own options).
+	# know is only an error for the patched tree (the stock tree and the
+	# first steps of make bisect lack the series' own options).
 	local bad=0 f line sym
 	local -A want=()
 	local -a order=()
@@ -55,7 +55,8 @@ configure() {
 		case "$line" in
 		"# "*) grep -q "^$sym=" "$cfg" || continue ;;
 		esac
-		if ! grep -q -e "^$sym=" -e "^# $sym is not set" "$cfg" && [ "$KERNEL" = stock ]; then
+		if ! grep -q -e "^$sym=" -e "^# $sym is not set" "$cfg" &&
+			{ [ "$KERNEL" = stock ] || [ -n "${BISECT_SRC:-}" ]; }; then
 			continue
 		fi
 		echo "    $f: '$line' did not stick (.config has: $(grep -e "^$sym=" -e "^# $sym is not set" "$cfg" || echo nothing))" >&2
