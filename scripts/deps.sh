@@ -6,6 +6,7 @@ mkdir -p "$RFP_CACHE"
 pkgs=(
 	linux-source-6.12	# the kernel tree
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils kmod
+	rsync			# headers_install
 	gcc-multilib		# the 32-bit selftest (IA32 emulation)
 	qemu-system-x86 busybox-static e2fsprogs
 	git perl python3 file
