@@ -7,11 +7,11 @@ RFP_CACHE ?= $(HOME)/.cache/rfp
 KERNEL ?= patched
 CONFIG ?= base
 export RFP_CACHE KERNEL CONFIG PROG ARGS ACCEL ICOUNT TIMEOUT MEM SMP \
-	BOOTARGS FORCE JOBS
+	BOOTARGS FORCE JOBS REPEATS BENCH_OUT
 
 S := scripts
 
-.PHONY: help deps tree kernel run check shell patches checkpatch \
+.PHONY: help deps tree kernel run check shell bench patches checkpatch \
 	bisect clean distclean
 
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "                 run that program in the guest; exit status is its"
 	@echo "make check       the test suite; last line: N passed, N failed"
 	@echo "make shell       an interactive busybox shell in the guest"
+	@echo "make bench       stock against patched, in guest instructions per call"
 	@echo "make tree        the kernel git tree with patches/ applied"
 	@echo "make patches     export the tree's commits back into patches/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
@@ -29,6 +30,7 @@ help:
 	@echo
 	@echo "KERNEL=patched|stock  CONFIG=base|debug  RFP_CACHE=$(RFP_CACHE)"
 	@echo "ACCEL=kvm|tcg (default: probed)  ICOUNT=1  TIMEOUT=s  MEM=2G  SMP=2"
+	@echo "REPEATS=5 (make bench)  BENCH_OUT=$(RFP_CACHE)/bench"
 
 deps:
 	@bash $(S)/deps.sh
@@ -42,6 +44,9 @@ kernel: deps
 
 run check shell:
 	@bash $(S)/run.sh $@
+
+bench:
+	@bash $(S)/bench.sh
 
 patches:
 	@bash $(S)/patches.sh export

@@ -11,6 +11,7 @@ pkgs=(
 	qemu-system-x86 busybox-static e2fsprogs
 	git perl python3 file
 	python3-ply python3-git	# checkpatch.pl runs scripts/spdxcheck.py
+	gnuplot-nox		# make bench's plot
 )
 
 missing=()

@@ -1,5 +1,5 @@
-# Builds the user space of the guest that is not a kselftest: the demo and
-# the base initramfs (busybox, /init, the test binaries).  Called by
+# Builds the user space of the guest that is not a kselftest: the demo, the
+# benchmark and the base initramfs (busybox, /init, the test binaries).  Called by
 # scripts/userspace.sh, with TOP, US (output directory), TREE, SELFTESTS.
 
 CC ?= gcc
@@ -15,7 +15,11 @@ $(US)/bin/%: $(TOP)/demo/%.c
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -o $@ $<
 
-GUEST_BINS := $(US)/bin/rfp-demo
+$(US)/bin/%: $(TOP)/bench/%.c
+	@echo "    CC $(notdir $@)"
+	$(CC) $(CFLAGS) -o $@ $<
+
+GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
 
 $(US)/base.list: $(TOP)/scripts/guest.mk

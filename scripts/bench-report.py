@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Put the stock and patched rfp-bench outputs side by side.
+
+Usage: bench-report.py STOCK.txt PATCHED.txt OUTDIR
+
+Prints the table, writes OUTDIR/bench.json, and, when gnuplot is there,
+OUTDIR/bench-scaling.png (cost of one remap against the process's VMAs).
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def parse(path):
+    res = {}
+    release = None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith('# ') and release is None:
+                release = line[2:].split(',')[0]
+            if not line.startswith('rfp-bench: name='):
+                continue
+            fields = dict(kv.split('=', 1) for kv in line.split()[1:])
+            if fields['name'] == 'warmup':
+                continue
+            res[fields['name']] = {
+                'per_call': int(fields['per_call']),
+                'calls': int(fields['calls']),
+                'vmas_before': int(fields['vmas_before']),
+                'vmas_after': int(fields['vmas_after']),
+                'runs': [int(x) for x in fields['runs'].split(',')],
+            }
+    return release, res
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    srel, stock = parse(sys.argv[1])
+    prel, patched = parse(sys.argv[2])
+    out = sys.argv[3]
+    if not stock or not patched:
+        sys.exit('bench-report: no results in %s or %s' % tuple(sys.argv[1:3]))
+
+    rows = []
+    for name in stock:
+        if name not in patched:
+            continue
+        s, p = stock[name], patched[name]
+        rows.append({
+            'scenario': name,
+            'calls': s['calls'],
+            'stock': s['per_call'],
+            'patched': p['per_call'],
+            'ratio': round(s['per_call'] / p['per_call'], 2),
+            'vmas_after_stock': s['vmas_after'],
+            'vmas_after_patched': p['vmas_after'],
+            'runs_stock': s['runs'],
+            'runs_patched': p['runs'],
+        })
+
+    print('guest instructions per remap_file_pages() call, median of %d runs'
+          % len(rows[0]['runs_stock']))
+    print('stock: %s   patched: %s' % (srel, prel))
+    print()
+    print('%-22s %6s %9s %9s %7s %12s' % ('scenario', 'calls', 'stock',
+                                          'patched', 'ratio', 'VMAs after'))
+    for r in rows:
+        print('%-22s %6d %9d %9d %6.2fx %5d / %-5d' % (
+            r['scenario'], r['calls'], r['stock'], r['patched'], r['ratio'],
+            r['vmas_after_stock'], r['vmas_after_patched']))
+    print('(ratio: stock / patched; VMAs after: the window\'s, stock / patched)')
+
+    with open(os.path.join(out, 'bench.json'), 'w') as f:
+        json.dump({'unit': 'guest instructions per call (median)',
+                   'stock_kernel': srel, 'patched_kernel': prel,
+                   'scenarios': rows}, f, indent=1)
+    print('\nJSON: %s' % os.path.join(out, 'bench.json'))
+
+    scale = [(int(r['scenario'].split('-')[1]), r['stock'], r['patched'])
+             for r in rows if r['scenario'].startswith('scale-')]
+    if not scale:
+        return
+    dat = os.path.join(out, 'bench-scaling.dat')
+    png = os.path.join(out, 'bench-scaling.png')
+    with open(dat, 'w') as f:
+        for n, s, p in sorted(scale):
+            f.write('%d %d %d\n' % (n, s, p))
+    plot = '''set terminal pngcairo size 800,500
+set output '%s'
+set title 'One-page remap_file_pages() against the VMAs the process has'
+set xlabel 'VMAs in the process'
+set ylabel 'guest instructions per call'
+set logscale x
+set yrange [0:*]
+set key bottom right
+set grid
+plot '%s' using 1:2 with linespoints title 'stock', \\
+     '' using 1:3 with linespoints title 'patched'
+''' % (png, dat)
+    try:
+        subprocess.run(['gnuplot'], input=plot, text=True, check=True)
+        print('plot: %s' % png)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print('bench-report: no plot (%s)' % e, file=sys.stderr)
+
+
+if __name__ == '__main__':
+    main()
