@@ -88,7 +88,7 @@ def main():
     with open(dat, 'w') as f:
         for n, s, p in sorted(scale):
             f.write('%d %d %d\n' % (n, s, p))
-    plot = '''set terminal pngcairo size 800,500
+    plot = '''set terminal pngcairo size 800,500 noenhanced
 set output '%s'
 set title 'One-page remap_file_pages() against the VMAs the process has'
 set xlabel 'VMAs in the process'
