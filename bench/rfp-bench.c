@@ -110,16 +110,27 @@ static char *map_window(int fd, unsigned long npages)
 }
 
 /* Which file page does window page i show? */
-static unsigned long shows(char *w, unsigned long i)
+static unsigned long page_shows(char *w, unsigned long i)
 {
 	return *(volatile unsigned long *)(w + i * page);
 }
 
-struct result {
+/*
+ * A scenario: a window of win_pages over a file of file_pages in dir;
+ * setup() (untimed) prepares each fresh window, call() is the timed step
+ * i of calls, and shows(), if there is one, says which file page window
+ * page i must show afterwards (checked on a sample of the pages).
+ */
+struct scenario {
 	const char *name;
-	unsigned long calls;
-	int vmas_before, vmas_after;
-	uint64_t runs[32];
+	const char *dir;
+	unsigned long file_pages, win_pages, calls;
+	unsigned long chunk;	/* pages a remap */
+	void (*setup)(struct scenario *sc, char *w);
+	void (*call)(struct scenario *sc, char *w, unsigned long i);
+	unsigned long (*shows)(struct scenario *sc, unsigned long i);
+	int fd;
+	uint64_t rng;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -129,20 +140,146 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void report(struct result *r)
+/*
+ * Run sc repeats times, each from a fresh window, and print its line: the
+ * median cost per call, the window's VMAs before and after, every run.
+ */
+static void run(struct scenario *sc)
 {
-	uint64_t sorted[32];
-	int i;
+	size_t len = sc->win_pages * page;
+	uint64_t runs[32], sorted[32];
+	int rep, before = 0, after = 0;
+	unsigned long i;
 
-	memcpy(sorted, r->runs, sizeof(sorted));
+	sc->fd = make_file(sc->dir, sc->file_pages, !!sc->shows);
+	for (rep = 0; rep < repeats; rep++) {
+		char *w = map_window(sc->fd, sc->win_pages);
+		uint64_t t;
+
+		sc->rng = 12345 + rep;
+		if (sc->setup)
+			sc->setup(sc, w);
+		before = vma_count(w, len);
+		t = now();
+		for (i = 0; i < sc->calls; i++)
+			sc->call(sc, w, i);
+		runs[rep] = (now() - t) / sc->calls;
+		after = vma_count(w, len);
+		/* A sample: reading every page would change what is timed next. */
+		for (i = 0; sc->shows && i < sc->win_pages; i += 511) {
+			if (page_shows(w, i) == sc->shows(sc, i))
+				continue;
+			fprintf(stderr, "rfp-bench: %s: window page %lu shows file page %lu, not %lu\n",
+				sc->name, i, page_shows(w, i), sc->shows(sc, i));
+			exit(1);
+		}
+		munmap(w, len);
+		/*
+		 * Let the kernel settle before the next run: VMAs and maple
+		 * nodes are freed after an RCU grace period, and a run that
+		 * starts while thousands are waiting allocates from fresh
+		 * slabs and costs more.
+		 */
+		usleep(100000);
+	}
+	close(sc->fd);
+
+	memcpy(sorted, runs, sizeof(runs));
 	qsort(sorted, repeats, sizeof(sorted[0]), cmp_u64);
 	printf("rfp-bench: name=%s per_call=%llu calls=%lu vmas_before=%d vmas_after=%d runs=",
-	       r->name, (unsigned long long)sorted[repeats / 2], r->calls,
-	       r->vmas_before, r->vmas_after);
-	for (i = 0; i < repeats; i++)
-		printf("%s%llu", i ? "," : "", (unsigned long long)r->runs[i]);
+	       sc->name, (unsigned long long)sorted[repeats / 2], sc->calls,
+	       before, after);
+	for (rep = 0; rep < repeats; rep++)
+		printf("%s%llu", rep ? "," : "", (unsigned long long)runs[rep]);
 	printf("\n");
 	fflush(stdout);
+}
+
+/* Chunk i of the window remapped to the offset it already shows. */
+static void identity_call(struct scenario *sc, char *w, unsigned long i)
+{
+	must_rfp(w + i * sc->chunk * page, sc->chunk, i * sc->chunk,
+		 MAP_NONBLOCK);
+}
+
+static unsigned long linear_shows(struct scenario *sc, unsigned long i)
+{
+	(void)sc;
+	return i;
+}
+
+/* The order of the window's chunks reversed, a chunk a call. */
+static unsigned long reversed_pgoff(struct scenario *sc, unsigned long c)
+{
+	return (sc->win_pages / sc->chunk - 1 - c) * sc->chunk;
+}
+
+static void reverse_call(struct scenario *sc, char *w, unsigned long i)
+{
+	must_rfp(w + i * sc->chunk * page, sc->chunk, reversed_pgoff(sc, i),
+		 MAP_NONBLOCK);
+}
+
+static unsigned long reverse_shows(struct scenario *sc, unsigned long i)
+{
+	return reversed_pgoff(sc, i / sc->chunk) + i % sc->chunk;
+}
+
+/* The same with mmap(MAP_FIXED), as an application could do instead. */
+static void reverse_mmap_call(struct scenario *sc, char *w, unsigned long i)
+{
+	if (mmap(w + i * page, page, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, sc->fd,
+		 reversed_pgoff(sc, i) * page) == MAP_FAILED)
+		die("mmap(MAP_FIXED)");
+}
+
+/* A reversed window put back to linear, page by page, with populate. */
+static void reverse_setup(struct scenario *sc, char *w)
+{
+	unsigned long i;
+
+	for (i = 0; i < sc->win_pages; i++)
+		reverse_call(sc, w, i);
+}
+
+static void restore_call(struct scenario *sc, char *w, unsigned long i)
+{
+	(void)sc;
+	must_rfp(w + i * page, 1, i, 0);
+}
+
+/* A buffer pool: a random page of the file into a random slot, read. */
+static void pool_call(struct scenario *sc, char *w, unsigned long i)
+{
+	unsigned long slot, pg;
+
+	(void)i;
+	sc->rng = sc->rng * 6364136223846793005ull + 1442695040888963407ull;
+	slot = (sc->rng >> 33) % sc->win_pages;
+	pg = (sc->rng >> 13) % sc->file_pages;
+	must_rfp(w + slot * page, 1, pg, MAP_NONBLOCK);
+	(void)page_shows(w, slot);
+}
+
+/*
+ * A process with about nvmas VMAs: anonymous pages, every other one made
+ * read-only, each mprotect() adding two VMAs.  Returns the mapping.
+ */
+static char *make_vmas(unsigned long nvmas, size_t *len)
+{
+	unsigned long i;
+	char *anon;
+
+	*len = (nvmas + 1) * page;
+	anon = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (anon == MAP_FAILED)
+		die("mmap anon");
+	for (i = 1; i < nvmas; i += 2)
+		if (mprotect(anon + i * page, page, PROT_READ))
+			die("mprotect (vm.max_map_count?)");
+	return anon;
 }
 
 static int selected(const char *name)
@@ -150,198 +287,38 @@ static int selected(const char *name)
 	return !only || !strcmp(only, name);
 }
 
-/* Each page remapped to the offset it already shows. */
-static void bench_identity(const char *dir, const char *name)
+static void run_selected(struct scenario *sc)
 {
-	struct result r = { .name = name, .calls = WINDOW };
-	int fd = make_file(dir, WINDOW, 1);
-	int rep;
-
-	for (rep = 0; rep < repeats; rep++) {
-		char *w = map_window(fd, WINDOW);
-		uint64_t t;
-		unsigned long i;
-
-		r.vmas_before = vma_count(w, WINDOW * page);
-		t = now();
-		for (i = 0; i < WINDOW; i++)
-			must_rfp(w + i * page, 1, i, MAP_NONBLOCK);
-		r.runs[rep] = (now() - t) / WINDOW;
-		r.vmas_after = vma_count(w, WINDOW * page);
-		munmap(w, WINDOW * page);
-	}
-	close(fd);
-	report(&r);
+	if (selected(sc->name))
+		run(sc);
 }
 
-/*
- * The window reversed one page at a time with MAP_NONBLOCK, then put back
- * to linear one page at a time with populate; both reported.  With
- * use_mmap, the reversal is done with mmap(MAP_FIXED) instead, the way an
- * application could do it without remap_file_pages().
- */
-static void bench_reverse(const char *dir, const char *name, int use_mmap)
+/* The reverse and restore scenarios, on a file in dir. */
+static void run_reverse(const char *dir, const char *prefix)
 {
-	struct result rev = { .name = name, .calls = WINDOW };
-	char restore_name[64];
-	struct result res = { .name = restore_name, .calls = WINDOW };
-	int fd = make_file(dir, WINDOW, 1);
-	int rep;
+	char name[2][64];
+	struct scenario rev = {
+		.name = name[0], .dir = dir, .chunk = 1,
+		.file_pages = WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.call = reverse_call, .shows = reverse_shows,
+	};
+	struct scenario restore = {
+		.name = name[1], .dir = dir, .chunk = 1,
+		.file_pages = WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.setup = reverse_setup, .call = restore_call,
+		.shows = linear_shows,
+	};
 
-	snprintf(restore_name, sizeof(restore_name), "%s-restore", name);
-	for (rep = 0; rep < repeats; rep++) {
-		char *w = map_window(fd, WINDOW);
-		uint64_t t;
-		unsigned long i;
-
-		rev.vmas_before = vma_count(w, WINDOW * page);
-		t = now();
-		for (i = 0; i < WINDOW; i++) {
-			unsigned long pg = WINDOW - 1 - i;
-
-			if (!use_mmap)
-				must_rfp(w + i * page, 1, pg, MAP_NONBLOCK);
-			else if (mmap(w + i * page, page, PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_FIXED, fd,
-				      pg * page) == MAP_FAILED)
-				die("mmap(MAP_FIXED)");
-		}
-		rev.runs[rep] = (now() - t) / WINDOW;
-		rev.vmas_after = vma_count(w, WINDOW * page);
-		for (i = 0; i < WINDOW; i += 511)
-			if (shows(w, i) != WINDOW - 1 - i) {
-				fprintf(stderr, "rfp-bench: %s: page %lu shows %lu\n",
-					name, i, shows(w, i));
-				exit(1);
-			}
-
-		res.vmas_before = rev.vmas_after;
-		t = now();
-		for (i = 0; i < WINDOW; i++)
-			must_rfp(w + i * page, 1, i, 0);
-		res.runs[rep] = (now() - t) / WINDOW;
-		res.vmas_after = vma_count(w, WINDOW * page);
-		for (i = 0; i < WINDOW; i += 511)
-			if (shows(w, i) != i) {
-				fprintf(stderr, "rfp-bench: %s: page %lu shows %lu\n",
-					restore_name, i, shows(w, i));
-				exit(1);
-			}
-		munmap(w, WINDOW * page);
-	}
-	close(fd);
-	report(&rev);
-	if (!use_mmap)
-		report(&res);
-}
-
-/* Chunks of n pages, the chunk order reversed. */
-static void bench_multi(const char *dir, const char *name, unsigned long n)
-{
-	unsigned long chunks = WINDOW / n;
-	struct result r = { .name = name, .calls = chunks };
-	int fd = make_file(dir, WINDOW, 1);
-	int rep;
-
-	for (rep = 0; rep < repeats; rep++) {
-		char *w = map_window(fd, WINDOW);
-		uint64_t t;
-		unsigned long c;
-
-		r.vmas_before = vma_count(w, WINDOW * page);
-		t = now();
-		for (c = 0; c < chunks; c++)
-			must_rfp(w + c * n * page, n, (chunks - 1 - c) * n,
-				 MAP_NONBLOCK);
-		r.runs[rep] = (now() - t) / chunks;
-		r.vmas_after = vma_count(w, WINDOW * page);
-		munmap(w, WINDOW * page);
-	}
-	close(fd);
-	report(&r);
-}
-
-/*
- * A buffer pool: a window of POOL_SLOTS slots over a file of POOL_FILE
- * pages; a random file page goes into a random slot, which is then read.
- */
-static void bench_pool(const char *dir, const char *name)
-{
-	struct result r = { .name = name, .calls = POOL_OPS };
-	int fd = make_file(dir, POOL_FILE, 0);
-	int rep;
-
-	for (rep = 0; rep < repeats; rep++) {
-		char *w = map_window(fd, POOL_SLOTS);
-		uint64_t t, x = 12345 + rep;
-		volatile unsigned long sink = 0;
-		unsigned long i;
-
-		r.vmas_before = vma_count(w, POOL_SLOTS * page);
-		t = now();
-		for (i = 0; i < POOL_OPS; i++) {
-			unsigned long slot, pg;
-
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-			slot = (x >> 33) % POOL_SLOTS;
-			pg = (x >> 13) % POOL_FILE;
-			must_rfp(w + slot * page, 1, pg, MAP_NONBLOCK);
-			sink += shows(w, slot);
-		}
-		r.runs[rep] = (now() - t) / POOL_OPS;
-		r.vmas_after = vma_count(w, POOL_SLOTS * page);
-		munmap(w, POOL_SLOTS * page);
-	}
-	close(fd);
-	report(&r);
-}
-
-/*
- * The cost of a one-page remap in a process that already has about nvmas
- * VMAs: anonymous pages with alternating protections, then a window of
- * SCALE_WINDOW pages reversed.
- */
-static void bench_scale(const char *dir, const char *name, unsigned long nvmas)
-{
-	struct result r = { .name = name, .calls = SCALE_WINDOW };
-	int fd = make_file(dir, SCALE_WINDOW, 1);
-	size_t len = (nvmas + 1) * page;
-	char *anon = NULL;
-	unsigned long i;
-	int rep;
-
-	/* Every other page read-only: each mprotect() adds two VMAs. */
-	if (nvmas > 1) {
-		anon = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (anon == MAP_FAILED)
-			die("mmap anon");
-		for (i = 1; i < nvmas; i += 2)
-			if (mprotect(anon + i * page, page, PROT_READ))
-				die("mprotect (vm.max_map_count?)");
-	}
-	for (rep = 0; rep < repeats; rep++) {
-		char *w = map_window(fd, SCALE_WINDOW);
-		uint64_t t;
-
-		r.vmas_before = vma_count(w, SCALE_WINDOW * page);
-		t = now();
-		for (i = 0; i < SCALE_WINDOW; i++)
-			must_rfp(w + i * page, 1, SCALE_WINDOW - 1 - i,
-				 MAP_NONBLOCK);
-		r.runs[rep] = (now() - t) / SCALE_WINDOW;
-		r.vmas_after = vma_count(w, SCALE_WINDOW * page);
-		munmap(w, SCALE_WINDOW * page);
-	}
-	if (anon)
-		munmap(anon, len);
-	close(fd);
-	report(&r);
+	snprintf(name[0], sizeof(name[0]), "%sreverse", prefix);
+	snprintf(name[1], sizeof(name[1]), "%sreverse-restore", prefix);
+	run_selected(&rev);
+	run_selected(&restore);
 }
 
 int main(int argc, char **argv)
 {
 	static const unsigned long scale[] = { 1, 1024, 16384, 61440 };
+	static const unsigned long multi[] = { 16, 256 };
 	char name[64];
 	unsigned int i;
 	int c;
@@ -368,27 +345,57 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* One call first, so that the once-per-process warning is not timed. */
-	bench_identity("/dev/shm", "warmup");
+	/* One run first, so that the once-per-process warning is not timed. */
+	run(&(struct scenario){
+		.name = "warmup", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = 16, .win_pages = 16, .calls = 16,
+		.call = identity_call,
+	});
 
-	if (selected("identity"))
-		bench_identity("/dev/shm", "identity");
-	if (selected("reverse"))
-		bench_reverse("/dev/shm", "reverse", 0);
-	if (selected("reverse-mmap"))
-		bench_reverse("/dev/shm", "reverse-mmap", 1);
-	if (selected("pool"))
-		bench_pool("/dev/shm", "pool");
-	if (selected("multi16"))
-		bench_multi("/dev/shm", "multi16", 16);
-	if (selected("multi256"))
-		bench_multi("/dev/shm", "multi256", 256);
-	for (i = 0; i < sizeof(scale) / sizeof(scale[0]); i++) {
-		snprintf(name, sizeof(name), "scale-%lu", scale[i]);
-		if (selected(name) || selected("scale"))
-			bench_scale("/dev/shm", name, scale[i]);
+	run_selected(&(struct scenario){
+		.name = "identity", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.call = identity_call, .shows = linear_shows,
+	});
+	run_reverse("/dev/shm", "");
+	run_selected(&(struct scenario){
+		.name = "reverse-mmap", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.call = reverse_mmap_call, .shows = reverse_shows,
+	});
+	run_selected(&(struct scenario){
+		.name = "pool", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = POOL_FILE, .win_pages = POOL_SLOTS,
+		.calls = POOL_OPS, .call = pool_call,
+	});
+	for (i = 0; i < sizeof(multi) / sizeof(multi[0]); i++) {
+		snprintf(name, sizeof(name), "multi%lu", multi[i]);
+		run_selected(&(struct scenario){
+			.name = name, .dir = "/dev/shm", .chunk = multi[i],
+			.file_pages = WINDOW, .win_pages = WINDOW,
+			.calls = WINDOW / multi[i],
+			.call = reverse_call, .shows = reverse_shows,
+		});
 	}
-	if (disk_dir && selected("ext4-reverse"))
-		bench_reverse(disk_dir, "ext4-reverse", 0);
+	for (i = 0; i < sizeof(scale) / sizeof(scale[0]); i++) {
+		char *anon = NULL;
+		size_t len;
+
+		snprintf(name, sizeof(name), "scale-%lu", scale[i]);
+		if (!selected(name) && !selected("scale"))
+			continue;
+		if (scale[i] > 1)
+			anon = make_vmas(scale[i], &len);
+		run(&(struct scenario){
+			.name = name, .dir = "/dev/shm", .chunk = 1,
+			.file_pages = SCALE_WINDOW, .win_pages = SCALE_WINDOW,
+			.calls = SCALE_WINDOW,
+			.call = reverse_call, .shows = reverse_shows,
+		});
+		if (anon)
+			munmap(anon, len);
+	}
+	if (disk_dir)
+		run_reverse(disk_dir, "ext4-");
 	return 0;
 }
