@@ -7,12 +7,13 @@ RFP_CACHE ?= $(HOME)/.cache/rfp
 KERNEL ?= patched
 CONFIG ?= base
 export RFP_CACHE KERNEL CONFIG PROG ARGS ACCEL ICOUNT TIMEOUT MEM SMP \
-	BOOTARGS FORCE JOBS REPEATS BENCH_OUT
+	BOOTARGS FORCE JOBS REPEATS BENCH_OUT STRESS_SECONDS STRESS_PROCS \
+	STRESS_THREADS
 
 S := scripts
 
-.PHONY: help deps tree kernel run check shell bench patches checkpatch \
-	bisect clean distclean
+.PHONY: help deps tree kernel run check shell bench stress faults patches \
+	checkpatch bisect clean distclean
 
 help:
 	@echo "make run         build (what changed), boot, run the demo"
@@ -21,6 +22,8 @@ help:
 	@echo "make check       the test suite; last line: N passed, N failed"
 	@echo "make shell       an interactive busybox shell in the guest"
 	@echo "make bench       stock against patched, in guest instructions per call"
+	@echo "make stress      rfp-stress on tmpfs and ext4 (STRESS_SECONDS=120 each)"
+	@echo "make faults      rfp-faults: remaps failed at every allocation (CONFIG=debug)"
 	@echo "make tree        the kernel git tree with patches/ applied"
 	@echo "make patches     export the tree's commits back into patches/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
@@ -42,8 +45,12 @@ tree: deps
 kernel: deps
 	@bash $(S)/build.sh
 
-run check shell:
+run check shell stress:
 	@bash $(S)/run.sh $@
+
+# The fault-injection kernel is the debug one.
+faults:
+	@CONFIG=debug bash $(S)/run.sh $@
 
 bench:
 	@bash $(S)/bench.sh

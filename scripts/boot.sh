@@ -88,7 +88,9 @@ choose_accel() {
 }
 
 # Lines of a kernel log that mean the kernel is not well.
-REPORT_RE='Kernel panic|BUG:|WARNING:|Oops|general protection fault|KASAN|KFENCE|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|INFO: task .* blocked|INFO: rcu|soft lockup|hard LOCKUP|Call Trace:|list_(add|del) corruption|kernel BUG'
+# Not a bare 'lockdep': a PROVE_LOCKING kernel says 'RCU lockdep checking is
+# enabled' at boot; lockdep's reports begin with WARNING: or BUG: anyway.
+REPORT_RE='Kernel panic|BUG:|WARNING:|Oops|general protection fault|KASAN|KFENCE|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|DEBUG_LOCKS_WARN_ON|INFO: task .* blocked|INFO: rcu|soft lockup|hard LOCKUP|Call Trace:|list_(add|del) corruption|kernel BUG'
 
 if [ "${1:-}" = --shell ]; then
 	echo ': unused' >"$RUN/shell.job"

@@ -1,6 +1,7 @@
 # Builds the user space of the guest that is not a kselftest: the demo, the
-# benchmark and the base initramfs (busybox, /init, the test binaries).  Called by
-# scripts/userspace.sh, with TOP, US (output directory), TREE, SELFTESTS.
+# benchmark, the stress and fault-injection tools, and the base initramfs
+# (busybox, /init, the test binaries).  Called by scripts/userspace.sh, with
+# TOP, US (output directory), TREE, SELFTESTS.
 
 CC ?= gcc
 CFLAGS := -O2 -Wall -Wextra -static
@@ -19,7 +20,12 @@ $(US)/bin/%: $(TOP)/bench/%.c
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -o $@ $<
 
-GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench
+$(US)/bin/%: $(TOP)/stress/%.c
+	@echo "    CC $(notdir $@)"
+	$(CC) $(CFLAGS) -pthread -o $@ $<
+
+GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
+	$(US)/bin/rfp-faults
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
 
 $(US)/base.list: $(TOP)/scripts/guest.mk

@@ -1,9 +1,9 @@
 #!/bin/bash
-# make run / make check / make shell: build what is out of date, boot the
-# guest and run the job.  Usage: run.sh run|check|shell
+# make run / check / shell / stress / faults: build what is out of date,
+# boot the guest and run the job.  Usage: run.sh run|check|shell|stress|faults
 . "$(dirname "$0")/lib.sh"
 check_kernel_var
-mode=${1:?usage: run.sh run|check|shell}
+mode=${1:?usage: run.sh run|check|shell|stress|faults}
 
 # Check PROG before spending minutes on a build.
 if [ "$mode" = run ] && [ -n "${PROG:-}" ]; then
@@ -27,7 +27,48 @@ RUN=${RFP_CACHE}/runs/${KERNEL}-${CONFIG}
 mkdir -p "$RUN"
 job=$RUN/$mode.job
 
+# The stress run, in TAP: rfp-stress on tmpfs and on the ext4 disk.
+stress_job() { # name seconds
+	cat <<JOB
+echo "# rfp-test-start: $1/rfp-stress"
+for d in /dev/shm /mnt/disk; do
+	if rfp-stress -d \$d -s $2 -p ${STRESS_PROCS:-3} -t ${STRESS_THREADS:-3}; then
+		echo "ok - rfp-stress on \$d"
+	else
+		echo "not ok - rfp-stress on \$d"
+	fi
+done
+echo "# rfp-test-exit: $1/rfp-stress 0"
+JOB
+}
+
+# Fault injection, in TAP: skipped on a kernel without it.
+faults_job() { # name
+	cat <<JOB
+echo "# rfp-test-start: $1/rfp-faults"
+rfp-faults /dev/shm /mnt/disk
+case \$? in
+0) echo "ok - rfp-faults" ;;
+4) echo "ok - rfp-faults # SKIP no fault injection in this kernel (CONFIG=debug has it)" ;;
+*) echo "not ok - rfp-faults" ;;
+esac
+echo "# rfp-test-exit: $1/rfp-faults 0"
+JOB
+}
+
 case "$mode" in
+stress)
+	stress_job stress "${STRESS_SECONDS:-120}" >"$job"
+	rc=0
+	bash "$TOP/scripts/boot.sh" "$job" | tee "$RUN/stress.log" || rc=$?
+	exec bash "$TOP/scripts/summary.sh" "$rc" "$RUN/stress.log"
+	;;
+faults)
+	faults_job faults >"$job"
+	rc=0
+	bash "$TOP/scripts/boot.sh" "$job" | tee "$RUN/faults.log" || rc=$?
+	exec bash "$TOP/scripts/summary.sh" "$rc" "$RUN/faults.log"
+	;;
 shell)
 	exec bash "$TOP/scripts/boot.sh" --shell
 	;;
@@ -64,7 +105,11 @@ JOB
 	}
 	rc=0
 	logs=()
-	suite_job main >"$job"
+	{
+		suite_job main
+		stress_job main "${STRESS_SECONDS:-10}"
+		faults_job main
+	} >"$job"
 	bash "$TOP/scripts/boot.sh" "$job" || rc=$?
 	logs+=("$RUN/out.log")
 

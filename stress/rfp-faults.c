@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rfp-faults: make remap_file_pages() fail at every allocation it makes,
+ * one after the other, and check that a failed call changed nothing.
+ *
+ * It uses the kernel's fault injection (failslab and fail_page_alloc,
+ * CONFIG_FAULT_INJECTION) through /proc/thread-self/fail-nth: writing N
+ * there makes the N-th fault-injection point this thread passes fail.
+ * For N = 1, 2, ... a remap runs with that armed, until a call passes all
+ * its points without the fault being injected.  After every call:
+ *
+ *   - a failed call returned -ENOMEM or -EINTR, nothing else;
+ *   - every page of the window shows what it showed before the call (or,
+ *     after a success, the new pages), by content;
+ *   - a write through every window page lands at the file offset it
+ *     maps, checked at the end with pread();
+ *
+ * and at the end the process has as many VMAs as it started with, once
+ * the window is unmapped (no VMA leaked), and /proc/meminfo's Slab has
+ * not grown by more than a margin.
+ *
+ * Usage: rfp-faults [-d DIR]... (default: /dev/shm); exit status 0 when
+ * all held, 1 when something did not, 4 when fault injection is missing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define FILE_PAGES	32
+#define WIN		8
+#define MAX_NTH		2000
+
+static long page;
+static int failures;
+static int fail_nth_fd = -1;
+
+#define fail(...) do {					\
+	fprintf(stderr, "rfp-faults: " __VA_ARGS__);	\
+	failures++;					\
+} while (0)
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Let failslab and fail_page_alloc fail sleeping allocations, quietly. */
+static int setup_injection(void)
+{
+	static const char *const knobs[][2] = {
+		{ "/sys/kernel/debug/failslab/ignore-gfp-wait", "N" },
+		{ "/sys/kernel/debug/failslab/verbose", "0" },
+		{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N" },
+		{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem", "N" },
+		{ "/sys/kernel/debug/fail_page_alloc/min-order", "0" },
+		{ "/sys/kernel/debug/fail_page_alloc/verbose", "0" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (write_str(knobs[i][0], knobs[i][1])) {
+			fprintf(stderr, "rfp-faults: cannot set %s: %s\n",
+				knobs[i][0], strerror(errno));
+			return -1;
+		}
+	fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fail_nth_fd < 0) {
+		fprintf(stderr, "rfp-faults: /proc/thread-self/fail-nth: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void arm(int nth)
+{
+	char s[16];
+	int n = snprintf(s, sizeof(s), "%d", nth);
+
+	if (pwrite(fail_nth_fd, s, n, 0) != n)
+		fail("arming fail-nth: %s\n", strerror(errno));
+}
+
+/* Disarm; true if the fault was injected (the count had run down). */
+static int disarm(void)
+{
+	char s[16] = "";
+	int left;
+
+	if (pread(fail_nth_fd, s, sizeof(s) - 1, 0) < 0)
+		fail("reading fail-nth: %s\n", strerror(errno));
+	left = atoi(s);
+	if (pwrite(fail_nth_fd, "0", 1, 0) != 1)
+		fail("disarming fail-nth: %s\n", strerror(errno));
+	return left == 0;
+}
+
+static int vma_count(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static long slab_kb(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+	long kb = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/* Page numbers at the start of each file page; slot 1 is written later. */
+static int make_file(const char *dir, char *path, size_t len)
+{
+	uint64_t *buf = calloc(1, page);
+	unsigned long pg;
+	int fd;
+
+	snprintf(path, len, "%s/rfp-faults.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		fail("%s: %s\n", path, strerror(errno));
+		free(buf);
+		return -1;
+	}
+	for (pg = 0; pg < FILE_PAGES; pg++) {
+		buf[0] = pg;
+		if (pwrite(fd, buf, page, pg * page) != page)
+			fail("pwrite: %s\n", strerror(errno));
+	}
+	free(buf);
+	return fd;
+}
+
+static void check_window(const char *dir, char *win, const unsigned long *shown,
+			 int nth, const char *when)
+{
+	unsigned long w;
+
+	for (w = 0; w < WIN; w++) {
+		uint64_t h = *(volatile uint64_t *)(win + w * page);
+
+		if (h != shown[w])
+			fail("%s: nth %d, %s: window page %lu shows file page %llu, not %lu\n",
+			     dir, nth, when, w, (unsigned long long)h, shown[w]);
+	}
+}
+
+/* Remap, with no fault armed, the window pages that differ from want. */
+static void set_layout(const char *dir, char *win, unsigned long *shown,
+		       const unsigned long *want)
+{
+	unsigned long w;
+
+	for (w = 0; w < WIN; w++) {
+		if (shown[w] == want[w])
+			continue;
+		if (syscall(SYS_remap_file_pages, win + w * page, page, 0,
+			    want[w], MAP_NONBLOCK))
+			fail("%s: putting the layout back: %s\n", dir,
+			     strerror(errno));
+		else
+			shown[w] = want[w];
+	}
+}
+
+/*
+ * The remaps that are tried: one page into the middle of the window, a
+ * range spanning earlier remaps, one back to linear (a merge), with and
+ * without populate.
+ */
+static const struct {
+	unsigned long w, n, pgoff;
+	int flags;
+} remaps[] = {
+	{ 3, 1, 20, MAP_NONBLOCK },
+	{ 4, 1, 21, 0 },
+	{ 2, 4, 10, 0 },
+	{ 3, 1, 3, MAP_NONBLOCK },
+	{ 0, WIN, 0, 0 },
+	{ 0, 1, 31, 0 },
+};
+
+static void run(const char *dir)
+{
+	unsigned long shown[WIN], w, i;
+	uint64_t stamp = 0, expect[FILE_PAGES] = { 0 };
+	int fd, nth, maps_before, injected_points = 0, enomem = 0, eintr = 0;
+	uint64_t *buf;
+	char path[256];
+	char *win;
+
+	fd = make_file(dir, path, sizeof(path));
+	if (fd < 0)
+		return;
+	maps_before = vma_count();
+	win = mmap(NULL, WIN * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (win == MAP_FAILED) {
+		fail("mmap: %s\n", strerror(errno));
+		return;
+	}
+	for (w = 0; w < WIN; w++)
+		shown[w] = w;
+
+	for (i = 0; i < sizeof(remaps) / sizeof(remaps[0]); i++) {
+		unsigned long before[WIN];
+
+		memcpy(before, shown, sizeof(before));
+		for (nth = 1; nth <= MAX_NTH; nth++) {
+			long ret;
+			int injected, err;
+
+			/* Every attempt starts from the same layout. */
+			set_layout(dir, win, shown, before);
+			arm(nth);
+			ret = syscall(SYS_remap_file_pages,
+				      win + remaps[i].w * page,
+				      remaps[i].n * page, 0, remaps[i].pgoff,
+				      remaps[i].flags);
+			err = errno;
+			injected = disarm();
+
+			if (ret == 0) {
+				for (w = 0; w < remaps[i].n; w++)
+					shown[remaps[i].w + w] = remaps[i].pgoff + w;
+			} else if (err == ENOMEM) {
+				enomem++;
+			} else if (err == EINTR) {
+				eintr++;
+			} else {
+				fail("%s: remap %lu, nth %d: %s\n", dir, i, nth,
+				     strerror(err));
+			}
+			if (injected)
+				injected_points++;
+			check_window(dir, win, shown, nth,
+				     ret ? "after a failed remap" : "after a remap");
+
+			/* A write through every page, to be found by pread(). */
+			for (w = 0; w < WIN; w++) {
+				((uint64_t *)(win + w * page))[1] = ++stamp;
+				expect[shown[w]] = stamp;
+			}
+
+			if (!injected) {
+				if (ret)
+					fail("%s: remap %lu failed with no fault injected: %s\n",
+					     dir, i, strerror(err));
+				break;
+			}
+		}
+		if (nth > MAX_NTH)
+			fail("%s: remap %lu still hit faults after %d points\n",
+			     dir, i, MAX_NTH);
+	}
+
+	munmap(win, WIN * page);
+	if (vma_count() != maps_before)
+		fail("%s: %d VMAs after unmapping the window, %d before\n", dir,
+		     vma_count(), maps_before);
+
+	buf = malloc(page);
+	for (i = 0; i < FILE_PAGES; i++) {
+		if (pread(fd, buf, page, i * page) != page) {
+			fail("pread: %s\n", strerror(errno));
+			break;
+		}
+		if (buf[0] != i || buf[1] != expect[i])
+			fail("%s: file page %lu holds page %llu, stamp %llu; want page %lu, stamp %llu\n",
+			     dir, i, (unsigned long long)buf[0],
+			     (unsigned long long)buf[1], i,
+			     (unsigned long long)expect[i]);
+	}
+	free(buf);
+	close(fd);
+	unlink(path);
+	printf("rfp-faults: %s: %d calls had a fault injected (%d -ENOMEM, %d -EINTR, the others succeeded around it)\n",
+	       dir, injected_points, enomem, eintr);
+}
+
+int main(int argc, char **argv)
+{
+	long slab_before, slab_after;
+	int i;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (setup_injection())
+		return 4;
+	slab_before = slab_kb();
+	if (argc < 2)
+		run("/dev/shm");
+	for (i = 1; i < argc; i++)
+		run(argv[i]);
+	slab_after = slab_kb();
+	printf("rfp-faults: Slab %ld kB before, %ld kB after\n", slab_before,
+	       slab_after);
+	/* Caches come and go; a leak per injected failure would be far more. */
+	if (slab_after > slab_before + 2048)
+		fail("Slab grew by %ld kB\n", slab_after - slab_before);
+	printf("rfp-faults: %s: %d failures\n", failures ? "FAIL" : "ok",
+	       failures);
+	return failures ? 1 : 0;
+}
