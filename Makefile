@@ -8,12 +8,12 @@ KERNEL ?= patched
 CONFIG ?= base
 export RFP_CACHE KERNEL CONFIG PROG ARGS ACCEL ICOUNT TIMEOUT MEM SMP \
 	BOOTARGS FORCE JOBS REPEATS BENCH_OUT STRESS_SECONDS STRESS_PROCS \
-	STRESS_THREADS
+	STRESS_THREADS FUZZ_CALLS FUZZ_SECONDS
 
 S := scripts
 
-.PHONY: help deps tree kernel run check shell bench stress faults patches \
-	checkpatch bisect clean distclean
+.PHONY: help deps tree kernel run check shell bench stress faults fuzz \
+	mm-selftests patches checkpatch bisect clean distclean
 
 help:
 	@echo "make run         build (what changed), boot, run the demo"
@@ -24,6 +24,8 @@ help:
 	@echo "make bench       stock against patched, in guest instructions per call"
 	@echo "make stress      rfp-stress on tmpfs and ext4 (STRESS_SECONDS=120 each)"
 	@echo "make faults      rfp-faults: remaps failed at every allocation (CONFIG=debug)"
+	@echo "make fuzz        rfp-fuzz against the model, then trinity (CONFIG=debug)"
+	@echo "make mm-selftests the tree's mm selftests, stock against patched"
 	@echo "make tree        the kernel git tree with patches/ applied"
 	@echo "make patches     export the tree's commits back into patches/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
@@ -48,12 +50,15 @@ kernel: deps
 run check shell stress:
 	@bash $(S)/run.sh $@
 
-# The fault-injection kernel is the debug one.
-faults:
+# Fault injection and fuzzing run on the debug kernel.
+faults fuzz:
 	@CONFIG=debug bash $(S)/run.sh $@
 
 bench:
 	@bash $(S)/bench.sh
+
+mm-selftests:
+	@bash $(S)/mm-selftests.sh
 
 patches:
 	@bash $(S)/patches.sh export

@@ -29,7 +29,9 @@ make_initrd() { # job [prog]
 	echo "file /boot/config-$(cat "$OBJ/include/config/kernel.release") $OBJ/.config 0644 0 0" >>"$list"
 	[ -n "${2:-}" ] && echo "file /prog $2 0755 0 0" >>"$list"
 	"$US/bin/gen_init_cpio" "$list" >"$RUN/job.cpio"
-	cat "$US/base.cpio" "$RUN/job.cpio" >"$RUN/initrd.cpio"
+	# EXTRA_CPIO: more archives for this run (make fuzz: trinity).
+	# shellcheck disable=SC2086
+	cat "$US/base.cpio" "$RUN/job.cpio" ${EXTRA_CPIO:-} >"$RUN/initrd.cpio"
 }
 
 # A fresh ext4 image each run, so that every run starts from the same disk.

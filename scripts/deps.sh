@@ -12,6 +12,7 @@ pkgs=(
 	git perl python3 file
 	python3-ply python3-git	# checkpatch.pl runs scripts/spdxcheck.py
 	gnuplot-nox		# make bench's plot
+	trinity			# make fuzz
 )
 
 missing=()

@@ -1,9 +1,10 @@
 #!/bin/bash
-# make run / check / shell / stress / faults: build what is out of date,
-# boot the guest and run the job.  Usage: run.sh run|check|shell|stress|faults
+# make run / check / shell / stress / faults / fuzz: build what is out of
+# date, boot the guest and run the job.
+# Usage: run.sh run|check|shell|stress|faults|fuzz
 . "$(dirname "$0")/lib.sh"
 check_kernel_var
-mode=${1:?usage: run.sh run|check|shell|stress|faults}
+mode=${1:?usage: run.sh run|check|shell|stress|faults|fuzz}
 
 # Check PROG before spending minutes on a build.
 if [ "$mode" = run ] && [ -n "${PROG:-}" ]; then
@@ -42,6 +43,56 @@ echo "# rfp-test-exit: $1/rfp-stress 0"
 JOB
 }
 
+# rfp-fuzz, in TAP: random calls checked against the model, one per seed.
+fuzz_job() { # name calls seeds...
+	local name=$1 calls=$2 seed
+	shift 2
+	echo "echo '# rfp-test-start: $name/rfp-fuzz'"
+	for seed in "$@"; do
+		echo "rfp-fuzz -n $calls -s $seed && echo 'ok - rfp-fuzz seed $seed' || echo 'not ok - rfp-fuzz seed $seed'"
+	done
+	echo "echo '# rfp-test-exit: $name/rfp-fuzz 0'"
+}
+
+# Trinity (Debian's, dynamically linked: its libraries go in a cpio of
+# their own) with the mm syscalls only, for a bounded time; the verdict is
+# the kernel log's, which boot.sh scans.
+trinity_job() { # name seconds
+	cat <<JOB
+echo "# rfp-test-start: $1/trinity"
+cd /tmp
+timeout $2 trinity -q -l off -C 4 -c remap_file_pages -c mmap -c munmap \\
+	-c mremap -c mprotect -c madvise -c mlock -c munlock -c msync -c fork \\
+	>/tmp/trinity.log 2>&1
+rc=\$?
+tail -n 5 /tmp/trinity.log | sed 's/^/#   /'
+# Stopped by timeout (124, or 143 for SIGTERM): it ran the whole time.
+case \$rc in
+124|143) echo "ok - trinity, mm syscalls, $2 s, no kernel report" ;;
+*) echo "not ok - trinity ended early with status \$rc" ;;
+esac
+echo "# rfp-test-exit: $1/trinity 0"
+JOB
+}
+
+trinity_cpio() {
+	local list=$RFP_CACHE/userspace/trinity.list f
+	command -v trinity >/dev/null || die "trinity is not installed (make deps)"
+	{
+		echo "dir /usr 0755 0 0"
+		echo "dir /usr/bin 0755 0 0"
+		echo "dir /lib 0755 0 0"
+		echo "dir /lib64 0755 0 0"
+		echo "dir /lib/x86_64-linux-gnu 0755 0 0"
+		echo "file /usr/bin/trinity $(command -v trinity) 0755 0 0"
+		for f in $(ldd "$(command -v trinity)" | grep -o '/[^ ]*'); do
+			echo "file $f $(readlink -f "$f") 0755 0 0"
+		done
+	} >"$list"
+	"$RFP_CACHE/userspace/bin/gen_init_cpio" "$list" >"$RFP_CACHE/userspace/trinity.cpio"
+	echo "$RFP_CACHE/userspace/trinity.cpio"
+}
+
 # Fault injection, in TAP: skipped on a kernel without it.
 faults_job() { # name
 	cat <<JOB
@@ -62,6 +113,16 @@ stress)
 	rc=0
 	bash "$TOP/scripts/boot.sh" "$job" | tee "$RUN/stress.log" || rc=$?
 	exec bash "$TOP/scripts/summary.sh" "$rc" "$RUN/stress.log"
+	;;
+fuzz)
+	{
+		fuzz_job fuzz "${FUZZ_CALLS:-50000}" 1 2 3 4
+		trinity_job fuzz "${FUZZ_SECONDS:-120}"
+	} >"$job"
+	rc=0
+	EXTRA_CPIO=$(trinity_cpio) bash "$TOP/scripts/boot.sh" "$job" |
+		tee "$RUN/fuzz.log" || rc=$?
+	exec bash "$TOP/scripts/summary.sh" "$rc" "$RUN/fuzz.log"
 	;;
 faults)
 	faults_job faults >"$job"
@@ -109,6 +170,7 @@ JOB
 		suite_job main
 		stress_job main "${STRESS_SECONDS:-10}"
 		faults_job main
+		fuzz_job main 5000 1
 	} >"$job"
 	bash "$TOP/scripts/boot.sh" "$job" || rc=$?
 	logs+=("$RUN/out.log")

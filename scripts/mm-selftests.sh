@@ -1,0 +1,101 @@
+#!/bin/bash
+# make mm-selftests: the tree's own mm selftests that run in this guest, on
+# the stock and on the patched kernel (same CONFIG), side by side.  Fails
+# when the patched kernel fails a case that the stock one passes.
+. "$(dirname "$0")/lib.sh"
+KERNEL=patched check_kernel_var
+
+# Those that build statically here and need neither hugetlbfs, THP, KSM,
+# userfaultfd nor a module; mremap_test needs MEM=4G.
+MM_TESTS=(mremap_test mremap_dontunmap map_fixed_noreplace map_populate
+	mlock2-tests mlock-random-test on-fault-limit mrelease_test
+	madv_populate mseal_test mdwe_test)
+
+bash "$TOP/scripts/deps.sh"
+for k in stock patched; do
+	KERNEL=$k bash "$TOP/scripts/build.sh"
+done
+bash "$TOP/scripts/userspace.sh"
+
+US=$RFP_CACHE/userspace
+OUT=$US/mmtests
+mkdir -p "$OUT"
+built=()
+step "building the mm selftests (${MM_TESTS[*]})"
+for t in "${MM_TESTS[@]}"; do
+	if make -s -C "$TREE/tools/testing/selftests/mm" OUTPUT="$OUT" \
+		KHDR_INCLUDES="-isystem $US/usr/include" EXTRA_CFLAGS=-static \
+		"$OUT/$t" >"$OUT/$t.build.log" 2>&1; then
+		built+=("$t")
+	else
+		note "$t did not build (log: $OUT/$t.build.log); left out"
+	fi
+done
+step_done
+[ ${#built[@]} -gt 0 ] || die "no mm selftest built"
+
+list=$OUT/mm.list
+{
+	echo "dir /mm 0755 0 0"
+	for t in "${built[@]}"; do
+		echo "file /mm/$t $OUT/$t 0755 0 0"
+	done
+} >"$list"
+"$US/bin/gen_init_cpio" "$list" >"$OUT/mm.cpio"
+
+for k in stock patched; do
+	run=$RFP_CACHE/runs/mm-selftests-$k-$CONFIG
+	mkdir -p "$run"
+	cat >"$run/mm.job" <<'JOB'
+for t in /mm/*; do
+	n=${t##*/}
+	echo "# mm-test: $n"
+	timeout 600 "$t" >/tmp/out 2>&1
+	rc=$?
+	grep -E '^(not )?ok [0-9]' /tmp/out | sed "s|^|$n: |"
+	echo "# mm-exit: $n $rc"
+done
+JOB
+	step "mm selftests on the $k kernel"
+	KERNEL=$k MEM=4G RFP_RUN=$run EXTRA_CPIO=$OUT/mm.cpio \
+		bash "$TOP/scripts/boot.sh" "$run/mm.job" >"$run/mm.log" 2>&1 ||
+		{ tail -n 30 "$run/mm.log" >&2; die "the guest run failed on the $k kernel"; }
+	step_done
+done
+
+# Per test: exit status and TAP counts, stock against patched; and every
+# case that passes on stock but not on the patched kernel.
+awk '
+	FNR == 1 { k = (++nfile == 1) ? "stock" : "patched" }
+	{ sub(/\r$/, "") }
+	/^# mm-exit: / { rc[k, $3] = $4; tests[$3] = 1; next }
+	/: (not )?ok [0-9]/ {
+		name = $1; sub(/:$/, "", name)
+		line = $0; sub(/^[^:]*: /, "", line)
+		ok = (line !~ /^not ok/)
+		skip = (line ~ /# *SKIP/)
+		desc = line; sub(/^(not )?ok [0-9]+ */, "", desc)
+		res[k, name, desc] = ok ? (skip ? "skip" : "ok") : "FAIL"
+		cases[name, desc] = 1
+		if (skip) nskip[k, name]++; else if (ok) nok[k, name]++; else nfail[k, name]++
+	}
+	END {
+		printf "%-22s %-26s %-26s\n", "mm selftest", "stock", "patched"
+		for (t in tests) {
+			for (i = 1; i <= 2; i++) {
+				kk = i == 1 ? "stock" : "patched"
+				s[i] = sprintf("exit %s, %d ok %d fail %d skip", rc[kk, t], nok[kk, t], nfail[kk, t], nskip[kk, t])
+			}
+			printf "%-22s %-26s %-26s\n", t, s[1], s[2]
+			if (rc["patched", t] != rc["stock", t] && rc["patched", t] != 0 && rc["patched", t] != 4)
+				reg = reg sprintf("\n  %s: exit %s on patched, %s on stock", t, rc["patched", t], rc["stock", t])
+		}
+		for (c in cases) {
+			split(c, p, SUBSEP)
+			if (res["patched", p[1], p[2]] == "FAIL" && res["stock", p[1], p[2]] != "FAIL")
+				reg = reg sprintf("\n  %s: %s", p[1], p[2])
+		}
+		if (reg != "") { print "regressions (fail on patched, not on stock):" reg; exit 1 }
+		print "no regression: the patched kernel fails nothing that the stock one passes"
+	}' "$RFP_CACHE/runs/mm-selftests-stock-$CONFIG/out.log" \
+	"$RFP_CACHE/runs/mm-selftests-patched-$CONFIG/out.log"
