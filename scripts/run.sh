@@ -56,16 +56,20 @@ fuzz_job() { # name calls seeds...
 
 # Trinity (Debian's, dynamically linked: its libraries go in a cpio of
 # their own) with the mm syscalls only, for a bounded time; the verdict is
-# the kernel log's, which boot.sh scans.
+# the kernel log's, which boot.sh scans.  As root it wants --dangerous: the
+# guest is thrown away after the run.  No sockets: the kernel has no
+# networking, and trinity would spend its time failing to make them.
 trinity_job() { # name seconds
 	cat <<JOB
 echo "# rfp-test-start: $1/trinity"
 cd /tmp
-timeout $2 trinity -q -l off -C 4 -c remap_file_pages -c mmap -c munmap \\
+timeout $2 /usr/bin/trinity --dangerous --disable-fds=sockets -q -l off -C 4 -c remap_file_pages -c mmap -c munmap \\
 	-c mremap -c mprotect -c madvise -c mlock -c munlock -c msync -c fork \\
 	>/tmp/trinity.log 2>&1
 rc=\$?
-tail -n 5 /tmp/trinity.log | sed 's/^/#   /'
+tail -n 3 /tmp/trinity.log | sed 's/^/#   /'
+# What reached remap_file_pages() (the series' counters; none on stock).
+grep remap_file_pages /proc/vmstat | sed 's/^/#   /'
 # Stopped by timeout (124, or 143 for SIGTERM): it ran the whole time.
 case \$rc in
 124|143) echo "ok - trinity, mm syscalls, $2 s, no kernel report" ;;
@@ -116,7 +120,7 @@ stress)
 	;;
 fuzz)
 	{
-		fuzz_job fuzz "${FUZZ_CALLS:-50000}" 1 2 3 4
+		fuzz_job fuzz "${FUZZ_CALLS:-20000}" 1 2 3 4
 		trinity_job fuzz "${FUZZ_SECONDS:-120}"
 	} >"$job"
 	rc=0
