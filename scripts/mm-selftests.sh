@@ -53,6 +53,7 @@ for t in /mm/*; do
 	timeout 600 "$t" >/tmp/out 2>&1
 	rc=$?
 	grep -E '^(not )?ok [0-9]' /tmp/out | sed "s|^|$n: |"
+	[ $rc = 0 ] || tail -n 3 /tmp/out | sed "s|^|# $n: |"
 	echo "# mm-exit: $n $rc"
 done
 JOB
