@@ -20,7 +20,7 @@ $(US)/bin/%: $(TOP)/bench/%.c
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(US)/bin/%: $(TOP)/stress/%.c
+$(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -pthread -o $@ $<
 

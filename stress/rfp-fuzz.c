@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +34,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "sigbus-read.h"
 
 #define SPAN		52	/* pages of the stretch */
 #define FILE1_PAGES	32
@@ -74,31 +75,6 @@ static struct region regions[] = {
 static long page;
 static char *base;
 static int failures;
-static sigjmp_buf bus_jmp;
-static volatile int bus_armed;
-
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	if (bus_armed)
-		siglongjmp(bus_jmp, 1);
-	abort();
-}
-
-/* The first word of a page, or -1 when reading it raises SIGBUS. */
-static long first_word(char *p)
-{
-	long v;
-
-	if (sigsetjmp(bus_jmp, 1)) {
-		bus_armed = 0;
-		return -1;
-	}
-	bus_armed = 1;
-	v = *(volatile long *)p;
-	bus_armed = 0;
-	return v;
-}
 
 static uint64_t x;
 
@@ -178,7 +154,7 @@ static void check_pages(const char *when)
 		if (r->kind == HOLE)
 			continue;
 		for (p = 0; p < r->pages; p++) {
-			long v = first_word(base + (r->first + p) * page);
+			long v = sigbus_read(base + (r->first + p) * page);
 			long want;
 
 			if (r->kind == PRIVATE)

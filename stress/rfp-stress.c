@@ -38,7 +38,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +48,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sigbus-read.h"
 
 #define MODEL		64	/* pages whose content is modelled */
 #define TAIL		16	/* pages past them, truncated and grown */
@@ -88,9 +89,6 @@ static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *side;
 static size_t side_len;
 
-static __thread sigjmp_buf bus_jmp;
-static __thread volatile int bus_armed;
-
 #define fail(...) do {							\
 	fprintf(stderr, "rfp-stress: " __VA_ARGS__);			\
 	__atomic_add_fetch(&sh->failures, 1, __ATOMIC_RELAXED);		\
@@ -122,30 +120,13 @@ static long rfp(void *addr, unsigned long npages, unsigned long pgoff,
 		       flags);
 }
 
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	if (bus_armed)
-		siglongjmp(bus_jmp, 1);
-	abort();
-}
-
 /*
  * Read the page number at the start of window page w; -1 if the access
  * raised SIGBUS (the page is past EOF).
  */
 static long header(unsigned long w)
 {
-	long v;
-
-	if (sigsetjmp(bus_jmp, 1)) {
-		bus_armed = 0;
-		return -1;
-	}
-	bus_armed = 1;
-	v = *(volatile uint64_t *)(win + w * page);
-	bus_armed = 0;
-	return v;
+	return sigbus_read(win + w * page);
 }
 
 /* The file's size now, in pages: at least MODEL. */
