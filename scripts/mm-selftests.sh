@@ -104,13 +104,18 @@ awk '
 				s[i] = sprintf("exit %s, %d ok %d fail %d skip", rc[kk, t], nok[kk, t], nfail[kk, t], nskip[kk, t])
 			}
 			printf "%-22s %-26s %-26s\n", t, s[1], s[2]
-			if (rc["patched", t] != rc["stock", t] && rc["patched", t] != 0 && rc["patched", t] != 4)
+			if (rc["patched", t] != rc["stock", t] && rc["patched", t] != 0 && rc["patched", t] != 4) {
 				reg = reg sprintf("\n  %s: exit %s on patched, %s on stock%s", t, rc["patched", t], rc["stock", t], why["patched", t])
+				told[t] = 1
+			}
 		}
 		for (c in cases) {
 			split(c, p, SUBSEP)
-			if (res["patched", p[1], p[2]] == "FAIL" && res["stock", p[1], p[2]] != "FAIL")
+			if (res["patched", p[1], p[2]] == "FAIL" && res["stock", p[1], p[2]] != "FAIL") {
 				reg = reg sprintf("\n  %s: %s", p[1], p[2])
+				if (!told[p[1]]++)
+					reg = reg why["patched", p[1]]
+			}
 		}
 		if (reg != "") { print "regressions (fail on patched, not on stock):" reg; exit 1 }
 		print "no regression: the patched kernel fails nothing that the stock one passes"
