@@ -25,7 +25,7 @@ $(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h
 	$(CC) $(CFLAGS) -pthread -o $@ $<
 
 GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
-	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz
+	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
 
 $(US)/base.list: $(TOP)/scripts/guest.mk
