@@ -8,12 +8,12 @@ KERNEL ?= patched
 CONFIG ?= base
 export RFP_CACHE KERNEL CONFIG PROG ARGS ACCEL ICOUNT TIMEOUT MEM SMP \
 	BOOTARGS FORCE JOBS REPEATS BENCH_OUT STRESS_SECONDS STRESS_PROCS \
-	STRESS_THREADS FUZZ_CALLS FUZZ_SECONDS
+	STRESS_THREADS FUZZ_CALLS FUZZ_SECONDS SEEDS STEPS
 
 S := scripts
 
 .PHONY: help deps tree kernel run check shell bench stress faults fuzz \
-	mm-selftests patches checkpatch bisect clean distclean
+	diff mm-selftests patches checkpatch bisect clean distclean
 
 help:
 	@echo "make run         build (what changed), boot, run the demo"
@@ -25,6 +25,8 @@ help:
 	@echo "make stress      rfp-stress on tmpfs and ext4 (STRESS_SECONDS=120 each)"
 	@echo "make faults      rfp-faults: remaps failed at every allocation (CONFIG=debug)"
 	@echo "make fuzz        rfp-fuzz against the model, then trinity (CONFIG=debug)"
+	@echo "make diff        rfp-diff traces, stock against patched: must be identical"
+	@echo "                 (SEEDS='1 2 3 4 5 6', STEPS=500 a trace; make check runs it too)"
 	@echo "make mm-selftests the tree's mm selftests, stock against patched"
 	@echo "make tree        the kernel git tree with patches/ applied"
 	@echo "make patches     export the tree's commits back into patches/"
@@ -47,7 +49,7 @@ tree: deps
 kernel: deps
 	@bash $(S)/build.sh
 
-run check shell stress:
+run check shell stress diff:
 	@bash $(S)/run.sh $@
 
 # Fault injection and fuzzing run on the debug kernel.

@@ -1,10 +1,20 @@
 #!/bin/bash
-# make run / check / shell / stress / faults / fuzz: build what is out of
-# date, boot the guest and run the job.
-# Usage: run.sh run|check|shell|stress|faults|fuzz
+# make run / check / shell / stress / faults / fuzz / diff: build what is
+# out of date, boot the guest and run the job.
+# Usage: run.sh run|check|shell|stress|faults|fuzz|diff
 . "$(dirname "$0")/lib.sh"
+mode=${1:?usage: run.sh run|check|shell|stress|faults|fuzz|diff}
+# make diff compares the stock kernel with the patched one of the same CONFIG.
+if [ "$mode" = diff ]; then
+	KERNEL=patched
+	[ "${CONFIG:-base}" != norfp ] || die "make diff needs the syscall: CONFIG=base or debug"
+fi
+# make diff and make check: SEEDS and STEPS checked before building.
+case "$mode:${SEEDS:-} ${STEPS:-}" in
+check:*[!0-9\ ]* | diff:*[!0-9\ ]*)
+	die "SEEDS and STEPS are numbers (got SEEDS='${SEEDS:-}' STEPS='${STEPS:-}')" ;;
+esac
 check_kernel_var
-mode=${1:?usage: run.sh run|check|shell|stress|faults|fuzz}
 
 # Check PROG before spending minutes on a build.
 if [ "$mode" = run ] && [ -n "${PROG:-}" ]; then
@@ -111,6 +121,102 @@ echo "# rfp-test-exit: $1/rfp-faults 0"
 JOB
 }
 
+# The differential run: rfp-diff, the same seeds on the stock and on the
+# patched kernel, and their traces compared (SPEC §2: a remap answers as
+# stock's does).  Its seeds, steps and directories are these.
+DIFF_SEEDS=${SEEDS:-1 2 3 4 5 6}
+DIFF_STEPS=${STEPS:-500}
+DIFF_DIRS="/dev/shm /mnt/disk"
+
+# The guest's part.  Both kernels in one address-space layout (no ASLR),
+# and no periodic writeback (it would lock page cache pages at moments of
+# its own).  A trace is hundreds of kilobytes: it crosses the serial port
+# gzipped, in base64, between marker lines.
+diff_job() {
+	cat <<JOB
+echo "# \$(uname -r): rfp-diff, seeds $DIFF_SEEDS, $DIFF_STEPS steps"
+echo 0 >/proc/sys/kernel/randomize_va_space
+echo 0 >/proc/sys/vm/dirty_writeback_centisecs
+mmc=\$(cat /proc/sys/vm/max_map_count)
+for d in $DIFF_DIRS; do
+	for s in $DIFF_SEEDS; do
+		rfp-diff -s \$s -n $DIFF_STEPS -d \$d >/tmp/trace 2>&1
+		rc=\$?
+		echo \$mmc >/proc/sys/vm/max_map_count
+		echo "# rfp-diff-trace: \$s \$d status \$rc, \$(wc -l </tmp/trace) lines"
+		gzip -c /tmp/trace | base64
+		echo "# rfp-diff-trace-end"
+	done
+done
+JOB
+}
+
+# Boot KERNEL with that job and unpack its traces into DIR/traces, one
+# file a seed and directory (seed-1-shm.txt...).  Status: boot.sh's.
+diff_boot() { # KERNEL DIR
+	local dir=$2 rc=0 b
+	mkdir -p "$dir"
+	rm -rf "$dir/traces"
+	mkdir "$dir/traces"
+	diff_job >"$dir/diff.job"
+	KERNEL=$1 RFP_RUN=$dir bash "$TOP/scripts/boot.sh" "$dir/diff.job" >"$dir/boot.log" || rc=$?
+	grep -E '^(==>|# )' "$dir/boot.log" | grep -v '^# rfp-diff-trace-end' | sed 's/^/    /' || true
+	tr -d '\r' <"$dir/out.log" | awk -v dir="$dir/traces" '
+		/^# rfp-diff-trace: / { d = $4; sub(".*/", "", d); f = dir "/seed-" $3 "-" d ".b64"; printf "" >f; next }
+		/^# rfp-diff-trace-end/ { if (f != "") close(f); f = ""; next }
+		f != "" { print >>f }'
+	for b in "$dir"/traces/*.b64; do
+		[ -e "$b" ] || continue
+		base64 -d <"$b" 2>/dev/null | gunzip >"${b%.b64}.txt" 2>/dev/null || true
+		rm -f "$b"
+	done
+	return "$rc"
+}
+
+# The host's part, in TAP: each trace of the patched kernel must be the
+# stock kernel's, and both must have run to their end.
+diff_compare() { # STOCK_DIR PATCHED_DIR
+	local s d a b what
+	echo "# rfp-test-start: differential"
+	for d in $DIFF_DIRS; do
+		for s in $DIFF_SEEDS; do
+			a=$1/traces/seed-$s-${d##*/}.txt
+			b=$2/traces/seed-$s-${d##*/}.txt
+			what="differential: seed $s on $d"
+			if ! grep -qs "^# rfp-diff: seed $s steps [0-9]* done\$" "$a"; then
+				echo "not ok - $what: the stock kernel's trace is missing or cut short ($a)"
+			elif ! grep -qs "^# rfp-diff: seed $s steps [0-9]* done\$" "$b"; then
+				echo "not ok - $what: the patched kernel's trace is missing or cut short ($b)"
+			elif cmp -s "$a" "$b"; then
+				echo "ok - $what matches stock"
+				continue
+			else
+				echo "not ok - $what differs from stock"
+			fi
+			if [ -s "$a" ] && [ -s "$b" ]; then
+				{ diff -u --label "stock $a" --label "patched $b" "$a" "$b" || true; } |
+					head -n 40 | sed 's/^/# /'
+			fi
+		done
+	done
+	echo "# rfp-test-exit: differential 0"
+}
+
+# The stock kernel built too, both booted, the traces compared, in TAP
+# into LOG; the runs are in $RUN/diff/stock and $RUN/diff/patched.
+diff_run() { # LOG
+	local rc=0
+	KERNEL=stock bash "$TOP/scripts/build.sh"
+	step "differential: rfp-diff on the stock kernel"
+	diff_boot stock "$RUN/diff/stock" || rc=$?
+	step_done
+	step "differential: rfp-diff on the patched kernel"
+	diff_boot patched "$RUN/diff/patched" || rc=$?
+	step_done
+	diff_compare "$RUN/diff/stock" "$RUN/diff/patched" | tee "$1"
+	return "$rc"
+}
+
 case "$mode" in
 stress)
 	stress_job stress "${STRESS_SECONDS:-120}" >"$job"
@@ -136,6 +242,11 @@ faults)
 	;;
 shell)
 	exec bash "$TOP/scripts/boot.sh" --shell
+	;;
+diff)
+	rc=0
+	diff_run "$RUN/differential.log" || rc=$?
+	exec bash "$TOP/scripts/summary.sh" "$rc" "$RUN/differential.log"
 	;;
 run)
 	if [ -n "${PROG:-}" ]; then
@@ -193,6 +304,10 @@ JOB
 		suite_job norfp -t syscall_matches_kernel_config >"$RUN/norfp.job"
 		CONFIG=norfp RFP_RUN=$RUN/norfp bash "$TOP/scripts/boot.sh" "$RUN/norfp.job" || rc=$?
 		logs+=("$RUN/norfp/out.log")
+
+		# The same seeded trace on the stock kernel and on this one.
+		diff_run "$RUN/differential.log" || rc=$?
+		logs+=("$RUN/differential.log")
 	fi
 
 	# Host-side checks, in TAP too: the series' style, and the harness's
