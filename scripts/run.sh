@@ -107,11 +107,15 @@ trinity_cpio() {
 	echo "$RFP_CACHE/userspace/trinity.cpio"
 }
 
-# Fault injection, in TAP: skipped on a kernel without it.
+# Fault injection, in TAP: skipped on a kernel without it.  On tmpfs,
+# where the series keeps the VMAs a remap replaces and a remap happens
+# whole or not at all.  Not on ext4: there a remap is still a new mmap(),
+# which leaves the range unmapped when an allocation fails after it was
+# cleared, on 6.12.118 as with the series (README, "What was seen").
 faults_job() { # name
 	cat <<JOB
 echo "# rfp-test-start: $1/rfp-faults"
-rfp-faults /dev/shm /mnt/disk
+rfp-faults /dev/shm
 case \$? in
 0) echo "ok - rfp-faults" ;;
 4) echo "ok - rfp-faults # SKIP no fault injection in this kernel (CONFIG=debug has it)" ;;
