@@ -20,7 +20,8 @@ $(US)/bin/%: $(TOP)/bench/%.c
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h
+$(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h \
+		$(TOP)/stress/xorshift.h
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -pthread -o $@ $<
 

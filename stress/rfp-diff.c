@@ -77,6 +77,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "xorshift.h"
+
 #ifndef SYS_mseal
 #define SYS_mseal		462
 #endif
@@ -235,23 +237,6 @@ static const char *prot_name(int prot)
 	snprintf(s, sizeof(b[0]), "%s%s%s", prot & PROT_READ ? "R" : "",
 		 prot & PROT_WRITE ? "W" : "", prot & PROT_EXEC ? "X" : "");
 	return s;
-}
-
-/* ---- the PRNG: xorshift64, seeded through splitmix64 ---- */
-
-static uint64_t rs;
-
-static uint64_t rnd64(void)
-{
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
-}
-
-static unsigned long rnd(unsigned long n)
-{
-	return n ? rnd64() % n : 0;
 }
 
 /* ---- guarded access to window pages ---- */
@@ -1164,12 +1149,12 @@ int main(int argc, char **argv)
 		goto usage;
 
 	/* splitmix64 of the seed: a non-zero xorshift state for every seed. */
-	rs = seed + 0x9e3779b97f4a7c15UL;
-	rs = (rs ^ (rs >> 30)) * 0xbf58476d1ce4e5b9UL;
-	rs = (rs ^ (rs >> 27)) * 0x94d049bb133111ebUL;
-	rs ^= rs >> 31;
-	if (!rs)
-		rs = 1;
+	rnd_state = seed + 0x9e3779b97f4a7c15UL;
+	rnd_state = (rnd_state ^ (rnd_state >> 30)) * 0xbf58476d1ce4e5b9UL;
+	rnd_state = (rnd_state ^ (rnd_state >> 27)) * 0x94d049bb133111ebUL;
+	rnd_state ^= rnd_state >> 31;
+	if (!rnd_state)
+		rnd_state = 1;
 
 	setup();
 	out("# rfp-diff: seed %lu steps %ld dir %s\n", seed, steps, dir);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "sigbus-read.h"
+#include "xorshift.h"
 
 #define SPAN		52	/* pages of the stretch */
 #define FILE1_PAGES	32
@@ -76,20 +77,6 @@ static long page;
 static char *base;
 static int failures;
 
-static uint64_t x;
-
-static uint64_t rnd64(void)
-{
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return x;
-}
-
-static unsigned long rnd(unsigned long n)
-{
-	return rnd64() % n;
-}
 
 static struct region *region_at(unsigned long addr)
 {
@@ -282,7 +269,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	x = seed * 0x9e3779b97f4a7c15ull + 1;
+	rnd_state = seed * 0x9e3779b97f4a7c15ull + 1;
 	sigaction(SIGBUS, &sa, NULL);
 	map_regions();
 	check_pages("start");
