@@ -13,6 +13,7 @@ pkgs=(
 	python3-ply python3-git	# checkpatch.pl runs scripts/spdxcheck.py
 	gnuplot-nox		# make bench's plot
 	trinity			# make fuzz
+	liburcu-dev		# tools/testing/vma, the VMA userland tests
 )
 
 missing=()

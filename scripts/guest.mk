@@ -29,7 +29,9 @@ GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
 	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
 
-$(US)/base.list: $(TOP)/scripts/guest.mk
+# Written on every run, replaced only when it changes: it names this
+# checkout's files, which a Makefile dependency cannot see move.
+$(US)/base.list: FORCE
 	@{ \
 	  for d in /bin /sbin /dev /proc /sys /tmp /mnt /root /tests; do \
 	    echo "dir $$d 0755 0 0"; \
@@ -39,11 +41,14 @@ $(US)/base.list: $(TOP)/scripts/guest.mk
 	  echo "file /init $(TOP)/guest/init 0755 0 0"; \
 	  for f in $(GUEST_BINS); do echo "file /bin/$${f##*/} $$f 0755 0 0"; done; \
 	  for f in $(TEST_BINS); do echo "file /tests/$${f##*/} $$f 0755 0 0"; done; \
-	} >$@
+	} >$@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+FORCE:
 
 $(US)/base.cpio: $(US)/base.list $(US)/bin/gen_init_cpio $(BUSYBOX) \
 		$(TOP)/guest/init $(GUEST_BINS) $(TEST_BINS)
 	@echo "    CPIO $(notdir $@)"
 	$(US)/bin/gen_init_cpio $< >$@
 
-.PHONY: all
+.PHONY: all FORCE

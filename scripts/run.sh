@@ -316,10 +316,13 @@ JOB
 
 	# Host-side checks, in TAP too: the series' style, and the harness's
 	# promise that 'make run PROG=' returns the program's exit status.
-	step "host checks: checkpatch --strict, make run PROG= exit status"
+	step "host checks: checkpatch --strict, tools/testing/vma, make run PROG= exit status"
 	{
 		echo "# rfp-test-start: host"
 		bash "$TOP/scripts/patches.sh" checkpatch || true
+		if [ "${KERNEL:-patched}" = patched ]; then
+			bash "$TOP/scripts/vma-tests.sh" || true
+		fi
 		bash "$TOP/scripts/selftest-harness.sh" || true
 		echo "# rfp-test-exit: host 0"
 	} | tee "$RUN/host.log"
