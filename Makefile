@@ -13,7 +13,7 @@ export RFP_CACHE KERNEL CONFIG PROG ARGS ACCEL ICOUNT TIMEOUT MEM SMP \
 S := scripts
 
 .PHONY: help deps tree kernel run check shell bench stress faults fuzz \
-	diff mm-selftests patches checkpatch bisect clean distclean
+	diff mm-selftests patches checkpatch bisect bisect-boot clean distclean
 
 help:
 	@echo "make run         build (what changed), boot, run the demo"
@@ -32,6 +32,7 @@ help:
 	@echo "make patches     export the tree's commits back into patches/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
 	@echo "make bisect      apply the series patch by patch, build each"
+	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
 	@echo "make deps        only install the Debian packages"
 	@echo
@@ -70,6 +71,9 @@ checkpatch: deps
 
 bisect: deps
 	@bash $(S)/patches.sh bisect
+
+bisect-boot: deps
+	@bash $(S)/patches.sh bisect --boot
 
 clean:
 	rm -rf $(RFP_CACHE)/runs $(RFP_CACHE)/userspace

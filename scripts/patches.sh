@@ -4,6 +4,10 @@
 #   patches.sh checkpatch  scripts/checkpatch.pl --strict on every patch
 #   patches.sh bisect      apply one patch at a time to a scratch tree,
 #                          build and checkpatch each step
+#   patches.sh bisect --boot
+#                          also boot each step and run the tests it has:
+#                          the remap_file_pages kselftest in the guest,
+#                          tools/testing/vma on the host
 . "$(dirname "$0")/lib.sh"
 
 series() {
@@ -75,8 +79,37 @@ do_checkpatch() {
 	return $bad
 }
 
+# The tests that exist at this step of the series, on the kernel built
+# from it: the kselftest in a guest, tools/testing/vma on the host.
+bisect_test() { # dir step
+	local dir=$1 run=$RFP_CACHE/runs/bisect ks
+	ks=$dir/tools/testing/selftests/mm/remap_file_pages.c
+	mkdir -p "$run"
+	if [ -f "$ks" ]; then
+		gcc -O2 -Wall -static -isystem "$RFP_CACHE/userspace/usr/include" \
+			-I"$dir/tools/testing/selftests" -o "$run/remap_file_pages" \
+			"$ks" -lpthread || die "the kselftest does not build after $2"
+		printf 'cd /mnt/disk\n/prog\n' >"$run/job"
+		BISECT_SRC=$dir RFP_RUN=$run bash "$TOP/scripts/boot.sh" \
+			"$run/job" "$run/remap_file_pages" >"$run/out.txt" 2>&1 ||
+			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
+		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"
+	fi
+	if git -C "$dir" log --format=%s "$BASE_TAG.." | grep -q '^tools/testing/vma: add vma_close'; then
+		bash "$TOP/scripts/vma-tests.sh" "$dir" | sed 's/^/    /'
+		[ "${PIPESTATUS[0]}" = 0 ] || die "tools/testing/vma fails after $2"
+	fi
+}
+
 do_bisect() {
+	local boot=0
+	case "${1:-}" in
+	--boot) boot=1 ;;
+	"") ;;
+	*) die "bisect: unknown argument '$1' (use --boot or nothing)" ;;
+	esac
 	bash "$TOP/scripts/tree.sh" patched >/dev/null
+	[ $boot = 0 ] || bash "$TOP/scripts/userspace.sh"
 	local dir=$RFP_CACHE/bisect p i=0 n
 	n=$(series | wc -l)
 	if [ ! -f "$dir/Makefile" ]; then
@@ -94,15 +127,23 @@ do_bisect() {
 			{ git -C "$dir" am --abort; die "$p does not apply"; }
 		BISECT_SRC=$dir bash "$TOP/scripts/build.sh" ||
 			die "the kernel does not build after $p"
-		out=$(checkpatch_one "$TOP/patches/$p" 2>&1) ||
+		local types
+		types=$(accepted "$TOP/patches/$p" | cut -f1)
+		# shellcheck disable=SC2086 # one word a type
+		out=$(checkpatch_one "$TOP/patches/$p" $types 2>&1) && [ -z "$out" ] ||
 			{ echo "$out"; die "checkpatch --strict complains about $p"; }
+		[ $boot = 0 ] || bisect_test "$dir" "$p"
 	done
-	echo "all $n patches apply, build and pass checkpatch one by one"
+	if [ $boot = 1 ]; then
+		echo "all $n patches apply, build, pass checkpatch, boot and pass their tests one by one"
+	else
+		echo "all $n patches apply, build and pass checkpatch one by one"
+	fi
 }
 
 case "${1:-}" in
 export) do_export ;;
 checkpatch) do_checkpatch ;;
-bisect) do_bisect ;;
-*) die "usage: patches.sh export|checkpatch|bisect" ;;
+bisect) shift; do_bisect "$@" ;;
+*) die "usage: patches.sh export|checkpatch|bisect [--boot]" ;;
 esac

@@ -274,8 +274,9 @@ check)
 	suite_job() {
 		cat <<JOB
 echo "# \$(uname -r) \$(cat /proc/cmdline)"
-# The kselftest finds its disk filesystem here (guest/init mounts it).
-export RFP_DISK_DIR=/mnt/disk
+# The kselftest's disk variant runs in the current directory: the ext4
+# filesystem that guest/init mounts.
+cd /mnt/disk
 for t in /tests/*; do
 	echo "# rfp-test-start: $1/\${t##*/}"
 	"\$t" ${*:2}
