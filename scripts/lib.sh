@@ -84,6 +84,18 @@ check_kernel_var() {
 	BZIMAGE=${OBJ}/arch/x86/boot/bzImage
 }
 
+# make in TREE's tools/testing/selftests/mm, the way its Makefile builds
+# for run_vmtests.sh (linking vm_util.c), with the patched tree's uapi
+# headers (scripts/userspace.sh installs them) and statically: the guest
+# has no libraries.  Usage: mm_selftest_make TREE OUTDIR make-args...
+mm_selftest_make() {
+	local tree=$1 out=$2
+	shift 2
+	make -s -C "$tree/tools/testing/selftests/mm" OUTPUT="$out" \
+		KHDR_INCLUDES="-isystem $RFP_CACHE/userspace/usr/include" \
+		EXTRA_CFLAGS=-static "$@"
+}
+
 # The identity commits in the kernel tree are made with: the checkout's.
 tree_git() {
 	local name email

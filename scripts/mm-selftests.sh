@@ -23,9 +23,7 @@ mkdir -p "$OUT"
 built=()
 step "building the mm selftests (${MM_TESTS[*]})"
 for t in "${MM_TESTS[@]}"; do
-	if make -s -C "$TREE/tools/testing/selftests/mm" OUTPUT="$OUT" \
-		KHDR_INCLUDES="-isystem $US/usr/include" EXTRA_CFLAGS=-static \
-		"$OUT/$t" >"$OUT/$t.build.log" 2>&1; then
+	if mm_selftest_make "$TREE" "$OUT" "$OUT/$t" >"$OUT/$t.build.log" 2>&1; then
 		built+=("$t")
 	else
 		note "$t did not build (log: $OUT/$t.build.log); left out"

@@ -86,12 +86,12 @@ bisect_test() { # dir step
 	ks=$dir/tools/testing/selftests/mm/remap_file_pages.c
 	mkdir -p "$run"
 	if [ -f "$ks" ]; then
-		gcc -O2 -Wall -static -isystem "$RFP_CACHE/userspace/usr/include" \
-			-I"$dir/tools/testing/selftests" -o "$run/remap_file_pages" \
-			"$ks" -lpthread || die "the kselftest does not build after $2"
+		mm_selftest_make "$dir" "$run" "$run/remap_file_pages_64" \
+			>"$run/build.log" 2>&1 ||
+			{ tail -20 "$run/build.log"; die "the kselftest does not build after $2"; }
 		printf 'cd /mnt/disk\n/prog\n' >"$run/job"
 		BISECT_SRC=$dir RFP_RUN=$run bash "$TOP/scripts/boot.sh" \
-			"$run/job" "$run/remap_file_pages" >"$run/out.txt" 2>&1 ||
+			"$run/job" "$run/remap_file_pages_64" >"$run/out.txt" 2>&1 ||
 			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
 		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"
 	fi

@@ -27,13 +27,10 @@ targets=()
 for t in "${SELFTESTS[@]}"; do
 	targets+=("$US/mm/$t")
 done
-if ! make -s -q -C "$TREE/tools/testing/selftests/mm" OUTPUT="$US/mm" \
-	KHDR_INCLUDES="-isystem $HDR/include" EXTRA_CFLAGS=-static \
-	"${targets[@]}" >/dev/null 2>&1; then
+if ! mm_selftest_make "$TREE" "$US/mm" -q "${targets[@]}" >/dev/null 2>&1; then
 	step "building kselftests: ${SELFTESTS[*]}"
-	if ! make -s -C "$TREE/tools/testing/selftests/mm" OUTPUT="$US/mm" \
-		KHDR_INCLUDES="-isystem $HDR/include" EXTRA_CFLAGS=-static \
-		"${targets[@]}" >"$US/selftests.log" 2>&1; then
+	if ! mm_selftest_make "$TREE" "$US/mm" "${targets[@]}" \
+		>"$US/selftests.log" 2>&1; then
 		grep -E -A4 'error' "$US/selftests.log" | head -n 40 >&2 || tail -n 30 "$US/selftests.log" >&2
 		die "building the kselftests failed (log: $US/selftests.log)"
 	fi
