@@ -6,7 +6,7 @@
 RFP_CACHE ?= $(HOME)/.cache/rfp
 KERNEL ?= patched
 CONFIG ?= base
-export RFP_CACHE KERNEL CONFIG PROG ARGS ACCEL ICOUNT TIMEOUT MEM SMP \
+export RFP_CACHE KERNEL CONFIG ACCEL ICOUNT TIMEOUT MEM SMP \
 	BOOTARGS FORCE JOBS REPEATS BENCH_OUT STRESS_SECONDS STRESS_PROCS \
 	STRESS_THREADS FUZZ_CALLS FUZZ_SECONDS SEEDS STEPS
 
@@ -18,7 +18,8 @@ S := scripts
 help:
 	@echo "make run         build (what changed), boot, run the demo"
 	@echo "make run PROG=/abs/static-binary ARGS='...'"
-	@echo "                 run that program in the guest; exit status is its"
+	@echo "                 run that program in the guest (./rfp run PROG ARGS...:"
+	@echo "                 the same, exiting with the program's exit status)"
 	@echo "make check       the test suite; last line: N passed, N failed"
 	@echo "make shell       an interactive busybox shell in the guest"
 	@echo "make bench       stock against patched, in guest instructions per call"
@@ -50,12 +51,16 @@ tree: deps
 kernel: deps
 	@bash $(S)/build.sh
 
-run check shell stress diff:
-	@bash $(S)/run.sh $@
+# ARGS is split into words by the shell, as typed.  make cannot give back
+# the program's exit status (a failing recipe makes make exit 2): ./rfp run
+# does.
+run:
+	@bash $(S)/run.sh run $(PROG) $(ARGS)
 
-# Fault injection and fuzzing run on the debug kernel.
-faults fuzz:
-	@CONFIG=debug bash $(S)/run.sh $@
+# The modes: declared in modes/*.sh (fault injection and fuzzing on the
+# debug kernel).
+check shell stress diff faults fuzz:
+	@bash $(S)/run.sh $@
 
 bench:
 	@bash $(S)/bench.sh

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rfp-tool.h"
+
 #define WINDOW		4096		/* pages of the reverse/identity window */
 #define POOL_SLOTS	1024		/* buffer pool: window slots ... */
 #define POOL_FILE	(64 * 1024)	/* ... over a file of this many pages */
@@ -50,52 +52,30 @@ static uint64_t now(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int rfp(void *addr, unsigned long npages, unsigned long pgoff, int flags)
-{
-	return syscall(SYS_remap_file_pages, addr, npages * page, 0, pgoff, flags);
-}
-
 static void must_rfp(void *addr, unsigned long npages, unsigned long pgoff,
 		     int flags)
 {
-	if (rfp(addr, npages, pgoff, flags))
+	if (rfp_remap(addr, npages, pgoff, flags))
 		die("remap_file_pages");
 }
 
-/* VMAs overlapping [lo, lo + len), from /proc/self/maps. */
+/* VMAs overlapping [lo, lo + len). */
 static int vma_count(void *lo, size_t len)
 {
-	unsigned long s, e, a = (unsigned long)lo, b = a + len;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int n = 0;
+	int n = rfp_vma_count(lo, len);
 
-	if (!f)
+	if (n < 0)
 		die("/proc/self/maps");
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && e > a && s < b)
-			n++;
-	fclose(f);
 	return n;
 }
 
 /* A file of npages pages, in dir; each page starts with its number. */
 static int make_file(const char *dir, unsigned long npages, int fill)
 {
-	char path[256];
-	unsigned long i;
-	int fd;
+	int fd = rfp_make_file(dir, "rfp-bench", npages, fill ? 0 : -1, NULL, 0);
 
-	snprintf(path, sizeof(path), "%s/rfp-bench.XXXXXX", dir);
-	fd = mkstemp(path);
 	if (fd < 0)
-		die(path);
-	unlink(path);
-	if (ftruncate(fd, npages * page))
-		die("ftruncate");
-	for (i = 0; fill && i < npages; i++)
-		if (pwrite(fd, &i, sizeof(i), i * page) != sizeof(i))
-			die("pwrite");
+		die(dir);
 	return fd;
 }
 

@@ -15,28 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "rfp-tool.h"
 
 #define NPAGES 8
 
 static long page;
-
-static int vma_count(char *win)
-{
-	unsigned long s, e, lo = (unsigned long)win, hi = lo + NPAGES * page;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && e > lo && s < hi)
-			n++;
-	fclose(f);
-	return n;
-}
 
 static void show(const char *what, char *win)
 {
@@ -45,23 +30,21 @@ static void show(const char *what, char *win)
 	printf("%-26s", what);
 	for (i = 0; i < NPAGES; i++)
 		printf(" %2d", atoi(win + i * page + strlen("file page ")));
-	printf("   (%d VMAs)\n", vma_count(win));
+	printf("   (%d VMAs)\n", rfp_vma_count(win, NPAGES * page));
 }
 
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "/dev/shm";
-	char path[256], *win;
+	char *win;
 	int fd, i;
 
 	page = sysconf(_SC_PAGESIZE);
-	snprintf(path, sizeof(path), "%s/rfp-demo.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd < 0 || ftruncate(fd, NPAGES * page)) {
-		perror(path);
+	fd = rfp_make_file(dir, "rfp-demo", NPAGES, -1, NULL, 0);
+	if (fd < 0) {
+		perror(dir);
 		return 1;
 	}
-	unlink(path);
 	win = mmap(NULL, NPAGES * page, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   fd, 0);
 	if (win == MAP_FAILED) {
@@ -75,14 +58,13 @@ int main(int argc, char **argv)
 	       "each number the file page it shows\n\n", NPAGES, dir);
 	show("after mmap:", win);
 	for (i = 0; i < NPAGES; i++) {
-		if (syscall(SYS_remap_file_pages, win + i * page, page, 0,
-			    NPAGES - 1 - i, 0)) {
+		if (rfp_remap(win + i * page, 1, NPAGES - 1 - i, 0)) {
 			printf("remap_file_pages: %s\n", strerror(errno));
 			return 1;
 		}
 	}
 	show("after reversing:", win);
-	if (syscall(SYS_remap_file_pages, win, NPAGES * page, 0, 0, 0)) {
+	if (rfp_remap(win, NPAGES, 0, 0)) {
 		printf("remap_file_pages: %s\n", strerror(errno));
 		return 1;
 	}

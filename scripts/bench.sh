@@ -21,6 +21,7 @@ for k in stock patched; do
 	KERNEL=$k bash "$TOP/scripts/build.sh"
 done
 bash "$TOP/scripts/userspace.sh"
+user_boot_opts
 
 # 60 Ki VMAs for the scaling scenario, plus the windows', fit under the
 # default vm.max_map_count (65530).
@@ -31,7 +32,8 @@ for k in stock patched; do
 echo "# \$(uname -r), guest instructions per call (median of $REPEATS runs)"
 rfp-bench -r $REPEATS -d /mnt/disk
 JOB
-	KERNEL=$k ICOUNT=1 RFP_RUN=$run bash "$TOP/scripts/boot.sh" "$run/bench.job" |
+	bash "$TOP/scripts/boot.sh" --obj "$(kernel_obj "$k" "$CONFIG")" \
+		--run "$run" "${BOOT_OPTS[@]}" --icount "$run/bench.job" |
 		tee "$BENCH_OUT/$k.txt"
 	[ "${PIPESTATUS[0]}" = 0 ] || die "the benchmark failed on the $k kernel"
 done

@@ -1,91 +1,137 @@
 #!/bin/bash
-# Boot the kernel chosen by KERNEL/CONFIG in QEMU with a job, and judge the
-# run.  Usage: boot.sh JOBSCRIPT [PROG]   (or: boot.sh --shell)
+# Boot a kernel in QEMU with a job, and judge the run.
 #
-# The job runs as a shell script under the guest's /init, its output on
-# the second serial port (printed here as it comes); the kernel log goes to
-# the first one, kept in $RUN/console.log and scanned for reports.  Exit
-# status: the job's, or 1 when the guest panicked, oopsed, reported a bug,
-# hung or timed out (then the log's tail is printed).
+# Usage: boot.sh --obj KBUILD_DIR --run DIR [options] JOB [PROG]
+#        boot.sh --obj KBUILD_DIR --run DIR [options] --shell
+#
+#   --obj DIR        the kernel's build directory (bzImage and .config)
+#   --run DIR        where the run's files and logs go
+#   --cpio FILE      one more initramfs archive (repeatable)
+#   --append ARGS    more kernel command line
+#   --timeout S      the guest is stopped after S seconds (default 900)
+#   --accel A        kvm, tcg, or auto: KVM if a probe boot works (default)
+#   --icount         -icount shift=0,sleep=off (TCG): the guest clock
+#                    counts guest instructions
+#   --mem SIZE, --smp N                     (default 2G, 2)
+#   --qemu BIN       the QEMU to run (default qemu-system-x86_64)
+#   --kvm-dev PATH   the KVM device to probe (default /dev/kvm)
+#   --accel-cache F  where the probe's answer is kept (default
+#                    $RFP_CACHE/accel; delete it to probe again)
+#
+# The job runs as a shell script under the guest's /init.  Its output comes
+# on the second serial port ($RUN/out.log, printed here as it comes), the
+# kernel log on the first ($RUN/console.log), and the job's exit status on
+# a third one of its own ($RUN/status).  Exit status: the job's, or 1 when
+# the kernel reported a problem, the guest hung or timed out, or it ended
+# before the job did (then the kernel log's tail is printed).
 . "$(dirname "$0")/lib.sh"
-check_kernel_var
 
+OBJ= RUN= APPEND_MORE= TIMEOUT_S=900 ACCEL_WANT=auto ICOUNT_ON=0 MEM_SZ=2G
+NCPU=2 QEMU_BIN=qemu-system-x86_64 KVM_DEV=/dev/kvm ACCEL_CACHE=$RFP_CACHE/accel
+CPIOS=() SHELL_MODE=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--obj) OBJ=$2; shift 2 ;;
+	--run) RUN=$2; shift 2 ;;
+	--cpio) CPIOS+=("$2"); shift 2 ;;
+	--append) APPEND_MORE="$APPEND_MORE $2"; shift 2 ;;
+	--timeout) TIMEOUT_S=$2; shift 2 ;;
+	--accel) ACCEL_WANT=$2; shift 2 ;;
+	--icount) ICOUNT_ON=1; shift ;;
+	--mem) MEM_SZ=$2; shift 2 ;;
+	--smp) NCPU=$2; shift 2 ;;
+	--qemu) QEMU_BIN=$2; shift 2 ;;
+	--kvm-dev) KVM_DEV=$2; shift 2 ;;
+	--accel-cache) ACCEL_CACHE=$2; shift 2 ;;
+	--shell) SHELL_MODE=1; shift ;;
+	--) shift; break ;;
+	-*) die "boot.sh: unknown option '$1'" ;;
+	*) break ;;
+	esac
+done
+[ -n "$OBJ" ] && [ -n "$RUN" ] || die "usage: boot.sh --obj KBUILD_DIR --run DIR [options] JOB [PROG] (or --shell)"
+case "$TIMEOUT_S" in '' | *[!0-9]*) die "--timeout wants seconds (got '$TIMEOUT_S')" ;; esac
+case "$ACCEL_WANT" in auto | kvm | tcg) ;; *) die "--accel: use kvm, tcg or auto (got '$ACCEL_WANT')" ;; esac
+BZIMAGE=$OBJ/arch/x86/boot/bzImage
 US=${RFP_CACHE}/userspace
-RUN=${RFP_RUN:-${RFP_CACHE}/runs/${KERNEL}-${CONFIG}}
-MEM=${MEM:-2G}
-SMP=${SMP:-2}
-TIMEOUT=${TIMEOUT:-900}
 [ -f "$BZIMAGE" ] || die "no kernel at $BZIMAGE: build it first (make kernel)"
 [ -f "$US/base.cpio" ] || die "no initramfs at $US/base.cpio (scripts/userspace.sh)"
 mkdir -p "$RUN"
 
-# A job cpio holding /job (and /prog), appended to the base initramfs: the
-# kernel unpacks concatenated archives one after the other.
-make_initrd() { # job [prog]
-	local list=$RUN/job.list
-	echo "file /job $1 0644 0 0" >"$list"
-	# The kernel's config where tests look for it.
-	echo "dir /boot 0755 0 0" >>"$list"
-	echo "file /boot/config-$(cat "$OBJ/include/config/kernel.release") $OBJ/.config 0644 0 0" >>"$list"
-	[ -n "${2:-}" ] && echo "file /prog $2 0755 0 0" >>"$list"
-	"$US/bin/gen_init_cpio" "$list" >"$RUN/job.cpio"
-	# EXTRA_CPIO: more archives for this run (make fuzz: trinity).
-	# shellcheck disable=SC2086
-	cat "$US/base.cpio" "$RUN/job.cpio" ${EXTRA_CPIO:-} >"$RUN/initrd.cpio"
+# An initramfs for one boot in DIR: the base archive, then one holding /job
+# (and /prog) and the kernel's config where tests look for it, then the
+# extra ones; the kernel unpacks concatenated archives one after another.
+make_initrd() { # dir job [prog]
+	local dir=$1
+	{
+		echo "/job $2"
+		echo "/boot/config-$(cat "$OBJ/include/config/kernel.release") $OBJ/.config"
+		[ -z "${3:-}" ] || echo "/prog $3"
+	} | bash "$TOP/scripts/cpio.sh" "$dir/job.cpio"
+	cat "$US/base.cpio" "$dir/job.cpio" ${CPIOS[@]+"${CPIOS[@]}"} >"$dir/initrd.cpio"
 }
 
-# A fresh ext4 image each run, so that every run starts from the same disk.
-make_disk() {
-	rm -f "$RUN/disk.img"
-	truncate -s 256M "$RUN/disk.img"
-	mkfs.ext4 -q -F -L rfp "$RUN/disk.img"
+# A fresh ext4 image each boot, so that every run starts from the same disk.
+make_disk() { # dir
+	rm -f "$1/disk.img"
+	truncate -s 256M "$1/disk.img"
+	mkfs.ext4 -q -F -L rfp "$1/disk.img"
 }
 
-qemu_cmd() { # accel-args...
-	QEMU=(qemu-system-x86_64 "$@" -smp "$SMP" -m "$MEM" -nodefaults
-		-display none -no-reboot -kernel "$BZIMAGE" -initrd "$RUN/initrd.cpio"
-		-drive "file=$RUN/disk.img,if=virtio,format=raw")
-	if [ "${ICOUNT:-0}" = 1 ]; then
-		QEMU+=(-icount shift=0,sleep=off)
-	fi
+# QEMU for a boot from DIR: console, job output and exit status on three
+# serial ports, in files of DIR.
+qemu_cmd() { # dir accel-args...
+	local dir=$1
+	shift
+	QEMU=("$QEMU_BIN" "$@" -smp "$NCPU" -m "$MEM_SZ" -nodefaults
+		-display none -no-reboot -kernel "$BZIMAGE" -initrd "$dir/initrd.cpio"
+		-drive "file=$dir/disk.img,if=virtio,format=raw")
+	[ "$ICOUNT_ON" = 0 ] || QEMU+=(-icount shift=0,sleep=off)
+}
+serial_files() { # dir
+	SERIALS=(-serial "file:$1/console.log" -serial "file:$1/out.log"
+		-serial "file:$1/status")
 }
 
-APPEND="console=ttyS0 loglevel=7 panic=-1 oops=panic ${BOOTARGS:-}"
+APPEND="console=ttyS0 loglevel=7 panic=-1 oops=panic$APPEND_MORE"
 
-# KVM when it really works: /dev/kvm is not enough here (guests abort or
-# hang), so boot this kernel once under KVM and look for the job's end.
-# The answer is kept per kernel image; ACCEL=kvm|tcg overrides it.
+# KVM when it really works: a writable device is not enough here (guests
+# abort or hang), so boot a job that only exits, in a directory of its
+# own, and look for its exit status.  The answer is kept in ACCEL_CACHE.
 choose_accel() {
-	local cache=$RFP_CACHE/accel
-	if [ -n "${ACCEL:-}" ]; then
+	local probe=$RUN/kvm-probe
+	ACCEL=$ACCEL_WANT
+	if [ "$ACCEL" != auto ]; then
 		:
-	elif [ "${ICOUNT:-0}" = 1 ]; then
+	elif [ "$ICOUNT_ON" = 1 ]; then
 		ACCEL=tcg	# -icount is a TCG feature
-	elif [ -f "$cache" ]; then
-		ACCEL=$(cat "$cache")
-	elif [ ! -w /dev/kvm ]; then
+	elif [ -f "$ACCEL_CACHE" ]; then
+		ACCEL=$(cat "$ACCEL_CACHE")
+	elif [ ! -w "$KVM_DEV" ]; then
 		ACCEL=tcg
-		echo tcg >"$cache"
+		echo tcg >"$ACCEL_CACHE"
 	else
 		step "probing KVM (a guest that aborts or hangs means TCG)"
-		echo 'echo probe-ok' >"$RUN/probe.job"
-		make_initrd "$RUN/probe.job"
-		make_disk
-		qemu_cmd -accel kvm -cpu host
+		rm -rf "$probe"
+		mkdir -p "$probe"
+		echo 'exit 0' >"$probe/probe.job"
+		make_initrd "$probe" "$probe/probe.job"
+		make_disk "$probe"
+		qemu_cmd "$probe" -accel kvm -cpu host
+		serial_files "$probe"
 		ACCEL=tcg
-		if timeout -k 5 30 "${QEMU[@]}" -append "$APPEND" \
-			-serial "file:$RUN/probe-console.log" -serial "file:$RUN/probe-out.log" \
-			>"$RUN/probe-qemu.log" 2>&1 && grep -q 'RFP-EXIT: 0' "$RUN/probe-out.log"; then
+		if timeout -k 5 30 "${QEMU[@]}" -append "$APPEND" "${SERIALS[@]}" \
+			>"$probe/qemu.log" 2>&1 && [ "$(tr -d '\r\n' <"$probe/status")" = 0 ]; then
 			ACCEL=kvm
 		fi
-		note "using $ACCEL ($(head -c 200 "$RUN/probe-qemu.log" | tr '\n' ' '))"
-		echo "$ACCEL" >"$cache"
+		note "using $ACCEL ($(head -c 200 "$probe/qemu.log" | tr '\n' ' '))"
+		echo "$ACCEL" >"$ACCEL_CACHE"
 		step_done
 	fi
 	case "$ACCEL" in
 	kvm) ACCEL_ARGS=(-accel kvm -cpu host) ;;
 	tcg) ACCEL_ARGS=(-accel tcg -cpu max) ;;
-	*) die "unknown ACCEL='$ACCEL': use kvm or tcg" ;;
+	*) die "$ACCEL_CACHE says '$ACCEL': delete it to probe again" ;;
 	esac
 }
 
@@ -94,34 +140,37 @@ choose_accel() {
 # enabled' at boot; lockdep's reports begin with WARNING: or BUG: anyway.
 REPORT_RE='Kernel panic|BUG:|WARNING:|Oops|general protection fault|KASAN|KFENCE|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|DEBUG_LOCKS_WARN_ON|INFO: task .* blocked|INFO: rcu|soft lockup|hard LOCKUP|Call Trace:|list_(add|del) corruption|kernel BUG'
 
-if [ "${1:-}" = --shell ]; then
+# The accelerator first: its probe boots from a directory of its own, and
+# leaves this run's files alone.
+choose_accel
+
+if [ "$SHELL_MODE" = 1 ]; then
 	echo ': unused' >"$RUN/shell.job"
-	make_initrd "$RUN/shell.job"
-	make_disk
-	choose_accel
-	qemu_cmd "${ACCEL_ARGS[@]}"
-	echo "==> booting $KERNEL-$CONFIG ($ACCEL) with a shell on this terminal"
-	exec "${QEMU[@]}" -append "console=ttyS0 quiet panic=-1 rfp.shell ${BOOTARGS:-}" \
+	make_initrd "$RUN" "$RUN/shell.job"
+	make_disk "$RUN"
+	qemu_cmd "$RUN" "${ACCEL_ARGS[@]}"
+	echo "==> booting $OBJ ($ACCEL) with a shell on this terminal"
+	exec "${QEMU[@]}" -append "console=ttyS0 quiet panic=-1 rfp.shell$APPEND_MORE" \
 		-serial mon:stdio
 fi
 
-job=${1:?usage: boot.sh JOBSCRIPT [PROG]}
+job=${1:?usage: boot.sh --obj DIR --run DIR [options] JOB [PROG]}
 prog=${2:-}
-make_initrd "$job" "$prog"
-make_disk
-choose_accel
-qemu_cmd "${ACCEL_ARGS[@]}"
+make_initrd "$RUN" "$job" "$prog"
+make_disk "$RUN"
+qemu_cmd "$RUN" "${ACCEL_ARGS[@]}"
+serial_files "$RUN"
 
-echo "==> booting $KERNEL-$CONFIG kernel in QEMU ($ACCEL${ICOUNT:+, icount}; timeout ${TIMEOUT}s; logs in $RUN)"
+echo "==> booting ${OBJ##*/} in QEMU ($ACCEL$([ "$ICOUNT_ON" = 0 ] || echo ', icount'); timeout ${TIMEOUT_S}s; logs in $RUN)"
 : >"$RUN/out.log"
 : >"$RUN/console.log"
+: >"$RUN/status"
 t0=$(date +%s)
-timeout -k 10 "$TIMEOUT" "${QEMU[@]}" -append "$APPEND" \
-	-serial "file:$RUN/console.log" -serial "file:$RUN/out.log" \
+timeout -k 10 "$TIMEOUT_S" "${QEMU[@]}" -append "$APPEND" "${SERIALS[@]}" \
 	>"$RUN/qemu.log" 2>&1 &
 qpid=$!
-# Show the job's output as it comes, without the marker and the \r.
-tail -n +1 -s 0.2 -f --pid="$qpid" "$RUN/out.log" | tr -d '\r' | grep --line-buffered -v '^RFP-EXIT: ' || true
+# Show the job's output as it comes, without the \r.
+tail -n +1 -s 0.2 -f --pid="$qpid" "$RUN/out.log" | tr -d '\r' || true
 qrc=0
 wait "$qpid" || qrc=$?
 dt=$(($(date +%s) - t0))
@@ -134,14 +183,17 @@ fail() {
 	exit 1
 }
 
-rc=$(tr -d '\r' <"$RUN/out.log" | sed -n 's/^RFP-EXIT: //p' | tail -n 1)
+rc=$(tr -d '\r' <"$RUN/status" | tail -n 1)
 reports=$(tr -d '\r' <"$RUN/console.log" | grep -E "$REPORT_RE" | head -n 5 || true)
 if [ -n "$reports" ]; then
 	echo "---- kernel reports ----" >&2
 	echo "$reports" >&2
 	fail "the kernel reported a problem (see $RUN/console.log)"
 fi
-[ "$qrc" = 124 ] || [ "$qrc" = 137 ] && fail "the guest did not finish in ${TIMEOUT}s (TIMEOUT=)"
-[ -n "$rc" ] || fail "the guest ended (qemu exit $qrc) before the job finished"
+{ [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; } && fail "the guest did not finish in ${TIMEOUT_S}s (TIMEOUT=)"
+case "$rc" in
+'') fail "the guest ended (qemu exit $qrc) before the job finished" ;;
+*[!0-9]*) fail "the guest's exit status port says '$rc'" ;;
+esac
 echo "==> guest finished in ${dt}s, job exit status $rc"
 exit "$rc"

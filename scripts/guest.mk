@@ -4,7 +4,8 @@
 # TOP, US (output directory), TREE, SELFTESTS.
 
 CC ?= gcc
-CFLAGS := -O2 -Wall -Wextra -static
+CFLAGS := -O2 -Wall -Wextra -static -I$(TOP)/lib
+TOOL_H := $(TOP)/lib/rfp-tool.h
 BUSYBOX := /bin/busybox
 
 all: $(US)/base.cpio
@@ -12,16 +13,16 @@ all: $(US)/base.cpio
 $(US)/bin/gen_init_cpio: $(TREE)/usr/gen_init_cpio.c
 	$(CC) -O2 -o $@ $<
 
-$(US)/bin/%: $(TOP)/demo/%.c
+$(US)/bin/%: $(TOP)/demo/%.c $(TOOL_H)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(US)/bin/%: $(TOP)/bench/%.c
+$(US)/bin/%: $(TOP)/bench/%.c $(TOOL_H)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -o $@ $<
 
 $(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h \
-		$(TOP)/stress/xorshift.h
+		$(TOP)/stress/xorshift.h $(TOOL_H)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -pthread -o $@ $<
 
@@ -29,26 +30,29 @@ GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
 	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
 
-# Written on every run, replaced only when it changes: it names this
-# checkout's files, which a Makefile dependency cannot see move.
+# The archive's list for scripts/cpio.sh: written on every run, replaced
+# only when it changes; it names this checkout's files, which a Makefile
+# dependency cannot see move.
 $(US)/base.list: FORCE
 	@{ \
 	  for d in /bin /sbin /dev /proc /sys /tmp /mnt /root /tests; do \
 	    echo "dir $$d 0755 0 0"; \
 	  done; \
 	  echo "nod /dev/console 0600 0 0 c 5 1"; \
-	  echo "file /bin/busybox $(BUSYBOX) 0755 0 0"; \
-	  echo "file /init $(TOP)/guest/init 0755 0 0"; \
-	  for f in $(GUEST_BINS); do echo "file /bin/$${f##*/} $$f 0755 0 0"; done; \
-	  for f in $(TEST_BINS); do echo "file /tests/$${f##*/} $$f 0755 0 0"; done; \
+	  echo "/bin/busybox $(BUSYBOX)"; \
+	  echo "/init $(TOP)/guest/init"; \
+	  echo "/bin/rfp-ktap $(TOP)/guest/rfp-ktap"; \
+	  for f in $(GUEST_BINS); do echo "/bin/$${f##*/} $$f"; done; \
+	  for f in $(TEST_BINS); do echo "/tests/$${f##*/} $$f"; done; \
 	} >$@.new
 	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
 
 FORCE:
 
 $(US)/base.cpio: $(US)/base.list $(US)/bin/gen_init_cpio $(BUSYBOX) \
-		$(TOP)/guest/init $(GUEST_BINS) $(TEST_BINS)
+		$(TOP)/guest/init $(TOP)/guest/rfp-ktap $(GUEST_BINS) $(TEST_BINS) \
+		$(TOP)/scripts/cpio.sh
 	@echo "    CPIO $(notdir $@)"
-	$(US)/bin/gen_init_cpio $< >$@
+	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<
 
 .PHONY: all FORCE

@@ -84,6 +84,20 @@ check_kernel_var() {
 	BZIMAGE=${OBJ}/arch/x86/boot/bzImage
 }
 
+# The build directory of a kernel: kernel_obj KERNEL CONFIG.
+kernel_obj() {
+	echo "$RFP_CACHE/build/$1-$2"
+}
+
+# The boot.sh options that the user's settings ask for (make help lists
+# them): ACCEL, ICOUNT, TIMEOUT, MEM, SMP, BOOTARGS.  Into BOOT_OPTS.
+user_boot_opts() {
+	BOOT_OPTS=(--accel "${ACCEL:-auto}" --timeout "${TIMEOUT:-900}"
+		--mem "${MEM:-2G}" --smp "${SMP:-2}")
+	[ "${ICOUNT:-0}" != 1 ] || BOOT_OPTS+=(--icount)
+	[ -z "${BOOTARGS:-}" ] || BOOT_OPTS+=(--append "$BOOTARGS")
+}
+
 # make in TREE's tools/testing/selftests/mm, the way its Makefile builds
 # for run_vmtests.sh (linking vm_util.c), with the patched tree's uapi
 # headers (scripts/userspace.sh installs them) and statically: the guest

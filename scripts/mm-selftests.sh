@@ -16,6 +16,7 @@ for k in stock patched; do
 	KERNEL=$k bash "$TOP/scripts/build.sh"
 done
 bash "$TOP/scripts/userspace.sh"
+user_boot_opts
 
 US=$RFP_CACHE/userspace
 OUT=$US/mmtests
@@ -32,14 +33,9 @@ done
 step_done
 [ ${#built[@]} -gt 0 ] || die "no mm selftest built"
 
-list=$OUT/mm.list
-{
-	echo "dir /mm 0755 0 0"
-	for t in "${built[@]}"; do
-		echo "file /mm/$t $OUT/$t 0755 0 0"
-	done
-} >"$list"
-"$US/bin/gen_init_cpio" "$list" >"$OUT/mm.cpio"
+for t in "${built[@]}"; do
+	echo "/mm/$t $OUT/$t"
+done | bash "$TOP/scripts/cpio.sh" "$OUT/mm.cpio"
 
 for k in stock patched; do
 	run=$RFP_CACHE/runs/mm-selftests-$k-$CONFIG
@@ -66,8 +62,9 @@ for t in /mm/*; do
 done
 JOB
 	step "mm selftests on the $k kernel"
-	KERNEL=$k MEM=4G RFP_RUN=$run EXTRA_CPIO=$OUT/mm.cpio \
-		bash "$TOP/scripts/boot.sh" "$run/mm.job" >"$run/mm.log" 2>&1 ||
+	bash "$TOP/scripts/boot.sh" --obj "$(kernel_obj "$k" "$CONFIG")" \
+		--run "$run" "${BOOT_OPTS[@]}" --mem 4G --cpio "$OUT/mm.cpio" \
+		"$run/mm.job" >"$run/mm.log" 2>&1 ||
 		{ tail -n 30 "$run/mm.log" >&2; die "the guest run failed on the $k kernel"; }
 	step_done
 done

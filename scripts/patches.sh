@@ -90,7 +90,9 @@ bisect_test() { # dir step
 			>"$run/build.log" 2>&1 ||
 			{ tail -20 "$run/build.log"; die "the kselftest does not build after $2"; }
 		printf 'cd /mnt/disk\n/prog\n' >"$run/job"
-		BISECT_SRC=$dir RFP_RUN=$run bash "$TOP/scripts/boot.sh" \
+		user_boot_opts
+		bash "$TOP/scripts/boot.sh" --obj "$RFP_CACHE/build/bisect" \
+			--run "$run" "${BOOT_OPTS[@]}" \
 			"$run/job" "$run/remap_file_pages_64" >"$run/out.txt" 2>&1 ||
 			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
 		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"

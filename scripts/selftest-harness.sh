@@ -1,11 +1,30 @@
 #!/bin/bash
-# Check the harness itself: 'make run PROG=' must return the program's
-# exit status.  Prints TAP lines.
+# Check the harness itself, in TAP: that it passes nothing it should fail.
+#
+#  - './rfp run PROG ARGS', the README's command, exits with PROG's status;
+#  - the KVM probe leaves the run alone: with a QEMU stand-in whose KVM
+#    boot aborts, hangs or works, the job that runs is the job asked for,
+#    under the accelerator the probe chose;
+#  - a run fails when its job printed nothing, when a test binary printed
+#    fewer results than its plan, when the kernel panicked, and when the
+#    guest hung past its timeout.
+#
+# Runs with the kernel of KERNEL/CONFIG; its files are in runs/harness.
 . "$(dirname "$0")/lib.sh"
 check_kernel_var
 
-dir=$RFP_CACHE/userspace/harness
+dir=$RFP_CACHE/runs/harness
+rm -rf "$dir"
 mkdir -p "$dir"
+user_boot_opts
+
+ok() { echo "ok - harness: $*"; }
+not_ok() { # what log
+	echo "not ok - harness: $1"
+	[ -z "${2:-}" ] || tail -n 5 "$2" | sed 's/^/#   /'
+}
+
+# Small static programs: one exits with its argument, one breaks its plan.
 cat >"$dir/exit-with.c" <<'C'
 #include <stdlib.h>
 int main(int argc, char **argv)
@@ -13,17 +32,121 @@ int main(int argc, char **argv)
 	return argc > 1 ? atoi(argv[1]) : 0;
 }
 C
-gcc -static -O2 -o "$dir/exit-with" "$dir/exit-with.c"
+cat >"$dir/short-plan.c" <<'C'
+#include <stdio.h>
+int main(void)
+{
+	printf("TAP version 13\n1..3\nok 1 first\n");
+	return 0;	/* as if the binary died quietly after its first test */
+}
+C
+for p in exit-with short-plan; do
+	gcc -static -O2 -o "$dir/$p" "$dir/$p.c" || die "cannot build $dir/$p"
+done
 
+# 1. The exit status of the README's command.
 for want in 0 7; do
 	rc=0
-	printf '/prog %s\n' "$want" >"$dir/job"
-	RFP_RUN=$dir/run bash "$TOP/scripts/boot.sh" "$dir/job" "$dir/exit-with" \
-		>"$dir/boot.log" 2>&1 || rc=$?
+	"$TOP/rfp" run "$dir/exit-with" "$want" >"$dir/rfp-run-$want.log" 2>&1 || rc=$?
 	if [ "$rc" = "$want" ]; then
-		echo "ok - harness: make run PROG=exit-with ARGS=$want exits $want"
+		ok "./rfp run exit-with $want exits $want"
 	else
-		echo "not ok - harness: make run PROG=exit-with ARGS=$want exited $rc"
-		tail -n 5 "$dir/boot.log" | sed 's/^/    /'
+		not_ok "./rfp run exit-with $want exited $rc" "$dir/rfp-run-$want.log"
 	fi
 done
+
+# 2. The KVM probe, with a QEMU stand-in.  Its KVM boot aborts, hangs or
+# works; any boot that gets this far writes the accelerator and the token
+# found in its initramfs to the job's port, and status 0 to the status port.
+for outcome in abort hang works; do
+	fake=$dir/qemu-$outcome
+	cat >"$fake" <<FAKE
+#!/bin/bash
+serials=() initrd= accel=
+while [ \$# -gt 0 ]; do
+	case "\$1" in
+	-serial) serials+=("\${2#file:}"); shift 2 ;;
+	-initrd) initrd=\$2; shift 2 ;;
+	-accel) accel=\$2; shift 2 ;;
+	*) shift ;;
+	esac
+done
+if [ "\$accel" = kvm ]; then
+	case $outcome in
+	abort) echo "fake qemu: KVM aborts" >&2; exit 1 ;;
+	hang) exec sleep 120 ;;
+	esac
+fi
+token=\$(grep -ao 'harness-token-[a-z]*' "\$initrd" | head -n 1)
+echo "accel=\$accel \$token" >"\${serials[1]}"
+echo 0 >"\${serials[2]}"
+FAKE
+	chmod +x "$fake"
+	: >"$dir/kvm-$outcome"	# a writable stand-in for /dev/kvm
+	echo "echo harness-token-$outcome" >"$dir/token-$outcome.job"
+	want=tcg
+	[ $outcome != works ] || want=kvm
+	rc=0
+	bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$dir/probe-$outcome" \
+		--qemu "$fake" --kvm-dev "$dir/kvm-$outcome" \
+		--accel-cache "$dir/accel-$outcome" --accel auto --timeout 60 \
+		"$dir/token-$outcome.job" >"$dir/probe-$outcome.log" 2>&1 || rc=$?
+	if [ "$rc" = 0 ] &&
+		grep -qx "accel=$want harness-token-$outcome" "$dir/probe-$outcome/out.log" &&
+		[ "$(cat "$dir/accel-$outcome")" = "$want" ]; then
+		ok "KVM probe that $outcome: the job asked for ran, under $want"
+	else
+		not_ok "KVM probe that $outcome: status $rc, job output '$(cat "$dir/probe-$outcome/out.log" 2>/dev/null)', cache '$(cat "$dir/accel-$outcome" 2>/dev/null)'" "$dir/probe-$outcome.log"
+	fi
+done
+
+# 3. Runs that must fail.  boot_case NAME TIMEOUT [boot.sh options] JOB [PROG]
+boot_case() {
+	local name=$1 timeout=$2
+	shift 2
+	BOOT_RC=0
+	bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$dir/run-$name" \
+		"${BOOT_OPTS[@]}" --timeout "$timeout" "$@" >"$dir/$name.log" 2>&1 ||
+		BOOT_RC=$?
+}
+
+# A job that prints nothing: the guest run is fine, the summary is not.
+echo ': prints nothing' >"$dir/empty.job"
+boot_case empty 300 "$dir/empty.job"
+rc=0
+python3 "$TOP/scripts/ktap.py" "$dir/run-empty/out.log" >"$dir/empty.summary" 2>&1 || rc=$?
+if [ "$BOOT_RC" = 0 ] && [ "$rc" != 0 ] && grep -q 'no test ran' "$dir/empty.summary"; then
+	ok "a job that prints nothing fails: no test ran"
+else
+	not_ok "a job that prints nothing: boot status $BOOT_RC, summary status $rc" "$dir/empty.summary"
+fi
+
+# A test binary that exits 0 after the first of its 3 planned tests.
+echo '/prog' >"$dir/short-plan.job"
+boot_case short-plan 300 "$dir/short-plan.job" "$dir/short-plan"
+rc=0
+python3 "$TOP/scripts/ktap.py" "$dir/run-short-plan/out.log" >"$dir/short-plan.summary" 2>&1 || rc=$?
+if [ "$BOOT_RC" = 0 ] && [ "$rc" != 0 ] && grep -q 'planned 3 tests and reported 1' "$dir/short-plan.summary"; then
+	ok "a test binary that stops short of its plan fails"
+else
+	not_ok "a test binary that stops short of its plan: boot status $BOOT_RC, summary status $rc" "$dir/short-plan.summary"
+fi
+
+# A kernel that panics: no init in the initramfs where rdinit= looks.
+echo 'exit 0' >"$dir/panic.job"
+boot_case panic 300 --append rdinit=/no-such-init "$dir/panic.job"
+if [ "$BOOT_RC" != 0 ] && grep -q 'the kernel reported a problem' "$dir/panic.log" &&
+	grep -q 'Kernel panic' "$dir/run-panic/console.log"; then
+	ok "a kernel that panics fails the run"
+else
+	not_ok "a kernel that panics: boot status $BOOT_RC" "$dir/panic.log"
+fi
+
+# A guest that hangs past its timeout.
+echo 'sleep 100000' >"$dir/hang.job"
+boot_case hang 20 "$dir/hang.job"
+if [ "$BOOT_RC" != 0 ] && grep -q 'did not finish in 20s' "$dir/hang.log"; then
+	ok "a guest that hangs past its timeout fails the run"
+else
+	not_ok "a guest that hangs: boot status $BOOT_RC" "$dir/hang.log"
+fi

@@ -38,5 +38,5 @@ if ! mm_selftest_make "$TREE" "$US/mm" -q "${targets[@]}" >/dev/null 2>&1; then
 fi
 
 # The demo and the initramfs, by the harness's own makefile.
-make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" TREE="$TREE" \
+make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" TREE="$TREE" RFP_CACHE="$RFP_CACHE" \
 	SELFTESTS="${SELFTESTS[*]}"

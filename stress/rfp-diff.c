@@ -77,6 +77,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rfp-tool.h"
 #include "xorshift.h"
 
 #ifndef SYS_mseal
@@ -593,7 +594,7 @@ static void op_remap(const char *lbl, int whole_noop)
 	out("%s remap %s %s prot=%#lx pgoff=", lbl, rel(start), len(size), prot);
 	out(pgoff < (1UL << 20) ? "%lu" : "%#lx", pgoff);
 	out(" flags=%#lx", flags);
-	r = syscall(SYS_remap_file_pages, start, size, prot, pgoff, flags);
+	r = rfp_syscall((void *)start, size, prot, pgoff, flags);
 	e = errno;
 	result(r, e);
 }

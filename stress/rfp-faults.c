@@ -19,8 +19,9 @@
  * the window is unmapped (no VMA leaked), and /proc/meminfo's Slab has
  * not grown by more than a margin.
  *
- * Usage: rfp-faults [-d DIR]... (default: /dev/shm); exit status 0 when
- * all held, 1 when something did not, 4 when fault injection is missing.
+ * Usage: rfp-faults [DIR]... (default: /dev/shm); exit status 0 when all
+ * held, 1 when something did not or fault injection could not be set up,
+ * 4 (kselftest's skip) when the kernel has no fault injection.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +34,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rfp-tool.h"
+
 #define FILE_PAGES	32
 #define WIN		8
 #define MAX_NTH		2000
@@ -41,10 +44,7 @@ static long page;
 static int failures;
 static int fail_nth_fd = -1;
 
-#define fail(...) do {					\
-	fprintf(stderr, "rfp-faults: " __VA_ARGS__);	\
-	failures++;					\
-} while (0)
+#define fail(...) rfp_fail(&failures, __VA_ARGS__)
 
 static int write_str(const char *path, const char *s)
 {
@@ -58,7 +58,12 @@ static int write_str(const char *path, const char *s)
 	return ok ? 0 : -1;
 }
 
-/* Let failslab and fail_page_alloc fail sleeping allocations, quietly. */
+/*
+ * Let failslab and fail_page_alloc fail sleeping allocations, quietly.
+ * Returns 4 (skip) when the kernel has no fault injection at all, 1 when
+ * it has but it cannot be set up (debugfs not mounted, a knob missing):
+ * that is a failure, a run that injected nothing must not pass.
+ */
 static int setup_injection(void)
 {
 	static const char *const knobs[][2] = {
@@ -71,18 +76,22 @@ static int setup_injection(void)
 	};
 	unsigned int i;
 
+	fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fail_nth_fd < 0 && errno == ENOENT) {
+		printf("rfp-faults: SKIP: no /proc/thread-self/fail-nth: this kernel has no CONFIG_FAULT_INJECTION\n");
+		return 4;
+	}
+	if (fail_nth_fd < 0) {
+		fprintf(stderr, "rfp-faults: cannot set up: /proc/thread-self/fail-nth: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
 		if (write_str(knobs[i][0], knobs[i][1])) {
-			fprintf(stderr, "rfp-faults: cannot set %s: %s\n",
+			fprintf(stderr, "rfp-faults: cannot set up: %s: %s\n",
 				knobs[i][0], strerror(errno));
-			return -1;
+			return 1;
 		}
-	fail_nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
-	if (fail_nth_fd < 0) {
-		fprintf(stderr, "rfp-faults: /proc/thread-self/fail-nth: %s\n",
-			strerror(errno));
-		return -1;
-	}
 	return 0;
 }
 
@@ -109,19 +118,6 @@ static int disarm(void)
 	return left == 0;
 }
 
-static int vma_count(void)
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int n = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		n++;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 static long slab_kb(void)
 {
 	char line[256];
@@ -136,28 +132,6 @@ static long slab_kb(void)
 	return kb;
 }
 
-/* Page numbers at the start of each file page; slot 1 is written later. */
-static int make_file(const char *dir, char *path, size_t len)
-{
-	uint64_t *buf = calloc(1, page);
-	unsigned long pg;
-	int fd;
-
-	snprintf(path, len, "%s/rfp-faults.XXXXXX", dir);
-	fd = mkstemp(path);
-	if (fd < 0) {
-		fail("%s: %s\n", path, strerror(errno));
-		free(buf);
-		return -1;
-	}
-	for (pg = 0; pg < FILE_PAGES; pg++) {
-		buf[0] = pg;
-		if (pwrite(fd, buf, page, pg * page) != page)
-			fail("pwrite: %s\n", strerror(errno));
-	}
-	free(buf);
-	return fd;
-}
 
 static void check_window(const char *dir, char *win, const unsigned long *shown,
 			 int nth, const char *when)
@@ -182,8 +156,7 @@ static void set_layout(const char *dir, char *win, unsigned long *shown,
 	for (w = 0; w < WIN; w++) {
 		if (shown[w] == want[w])
 			continue;
-		if (syscall(SYS_remap_file_pages, win + w * page, page, 0,
-			    want[w], MAP_NONBLOCK))
+		if (rfp_remap(win + w * page, 1, want[w], MAP_NONBLOCK))
 			fail("%s: putting the layout back: %s\n", dir,
 			     strerror(errno));
 		else
@@ -217,10 +190,13 @@ static void run(const char *dir)
 	char path[256];
 	char *win;
 
-	fd = make_file(dir, path, sizeof(path));
-	if (fd < 0)
+	/* File page i starts with i; its next 8 bytes get stamps later. */
+	fd = rfp_make_file(dir, "rfp-faults", FILE_PAGES, 0, path, sizeof(path));
+	if (fd < 0) {
+		fail("%s: %s\n", dir, strerror(errno));
 		return;
-	maps_before = vma_count();
+	}
+	maps_before = rfp_vma_count(NULL, 0);
 	win = mmap(NULL, WIN * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (win == MAP_FAILED) {
 		fail("mmap: %s\n", strerror(errno));
@@ -240,10 +216,8 @@ static void run(const char *dir)
 			/* Every attempt starts from the same layout. */
 			set_layout(dir, win, shown, before);
 			arm(nth);
-			ret = syscall(SYS_remap_file_pages,
-				      win + remaps[i].w * page,
-				      remaps[i].n * page, 0, remaps[i].pgoff,
-				      remaps[i].flags);
+			ret = rfp_remap(win + remaps[i].w * page, remaps[i].n,
+					remaps[i].pgoff, remaps[i].flags);
 			err = errno;
 			injected = disarm();
 
@@ -282,9 +256,9 @@ static void run(const char *dir)
 	}
 
 	munmap(win, WIN * page);
-	if (vma_count() != maps_before)
+	if (rfp_vma_count(NULL, 0) != maps_before)
 		fail("%s: %d VMAs after unmapping the window, %d before\n", dir,
-		     vma_count(), maps_before);
+		     rfp_vma_count(NULL, 0), maps_before);
 
 	buf = malloc(page);
 	for (i = 0; i < FILE_PAGES; i++) {
@@ -303,6 +277,9 @@ static void run(const char *dir)
 	unlink(path);
 	printf("rfp-faults: %s: %d calls had a fault injected (%d -ENOMEM, %d -EINTR, the others succeeded around it)\n",
 	       dir, injected_points, enomem, eintr);
+	if (!injected_points)
+		fail("%s: no fault was injected: fault injection does not work\n",
+		     dir);
 }
 
 int main(int argc, char **argv)
@@ -311,8 +288,9 @@ int main(int argc, char **argv)
 	int i;
 
 	page = sysconf(_SC_PAGESIZE);
-	if (setup_injection())
-		return 4;
+	i = setup_injection();
+	if (i)
+		return i;
 	slab_before = slab_kb();
 	if (argc < 2)
 		run("/dev/shm");

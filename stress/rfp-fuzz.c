@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rfp-tool.h"
 #include "sigbus-read.h"
 #include "xorshift.h"
 
@@ -193,20 +194,12 @@ static void check_maps(const char *when)
 
 static int object_fd(int obj, unsigned long pages)
 {
-	char path[] = "/dev/shm/rfp-fuzz.XXXXXX";
-	long *buf = calloc(1, page);
-	unsigned long p;
-	int fd = mkstemp(path);
+	int fd = rfp_make_file("/dev/shm", "rfp-fuzz", pages, obj * 1000, NULL, 0);
 
-	if (fd < 0)
+	if (fd < 0) {
+		perror("rfp-fuzz: /dev/shm");
 		exit(1);
-	unlink(path);
-	for (p = 0; p < pages; p++) {
-		buf[0] = obj * 1000 + p;
-		if (pwrite(fd, buf, page, p * page) != page)
-			exit(1);
 	}
-	free(buf);
 	return fd;
 }
 
@@ -301,8 +294,7 @@ int main(int argc, char **argv)
 			flags |= MAP_NONBLOCK;
 
 		want = model(start, size, prot, pgoff);
-		ret = syscall(SYS_remap_file_pages, start, size, prot, pgoff,
-			      flags);
+		ret = rfp_syscall((void *)start, size, prot, pgoff, flags);
 		if (ret)
 			ret = -errno;
 		if (ret != want) {

@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rfp-tool.h"
 #include "sigbus-read.h"
 
 #define MODEL		64	/* pages whose content is modelled */
@@ -89,10 +90,7 @@ static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *side;
 static size_t side_len;
 
-#define fail(...) do {							\
-	fprintf(stderr, "rfp-stress: " __VA_ARGS__);			\
-	__atomic_add_fetch(&sh->failures, 1, __ATOMIC_RELAXED);		\
-} while (0)
+#define fail(...) rfp_fail(&sh->failures, __VA_ARGS__)
 
 static void count(int op)
 {
@@ -111,13 +109,6 @@ static unsigned long rnd(uint64_t *x, unsigned long n)
 {
 	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
 	return (*x >> 33) % n;
-}
-
-static long rfp(void *addr, unsigned long npages, unsigned long pgoff,
-		int flags)
-{
-	return syscall(SYS_remap_file_pages, addr, npages * page, 0, pgoff,
-		       flags);
 }
 
 /*
@@ -168,7 +159,7 @@ static void do_remap(uint64_t *x)
 	pg = rnd(x, MODEL + TAIL - n + 1);
 
 	pthread_rwlock_wrlock(&lock);
-	if (rfp(win + w * page, n, pg, flags) == 0) {
+	if (rfp_remap(win + w * page, n, pg, flags) == 0) {
 		for (i = 0; i < n; i++)
 			shown[w + i] = pg + i;
 		count(OP_REMAP);
@@ -270,7 +261,7 @@ static void do_side(uint64_t *x)
 	case 1:
 		if (!side)
 			break;
-		if (rfp(side, 1, rnd(x, MODEL), MAP_NONBLOCK) &&
+		if (rfp_remap(side, 1, rnd(x, MODEL), MAP_NONBLOCK) &&
 		    errno != EINVAL && errno != ENOMEM)
 			fail("remap of the side mapping: %s\n", strerror(errno));
 		break;
@@ -318,7 +309,7 @@ static void do_fork(uint64_t *x)
 	}
 	if (pid == 0) {
 		for (w = 0; w < WIN; w++) {
-			if (rfp(win + w * page, 1, MODEL - 1 - w, 0))
+			if (rfp_remap(win + w * page, 1, MODEL - 1 - w, 0))
 				_exit(2);
 			shown[w] = MODEL - 1 - w;
 		}
@@ -429,8 +420,6 @@ static void verify_file(const char *when)
 int main(int argc, char **argv)
 {
 	char path[256];
-	uint64_t *buf;
-	unsigned long pg;
 	int c, p, status, i;
 	pid_t pids[MAX_PROCS];
 	struct sigaction sa = { .sa_handler = on_sigbus };
@@ -461,17 +450,10 @@ int main(int argc, char **argv)
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return perror("mmap"), 1;
-	snprintf(path, sizeof(path), "%s/rfp-stress.XXXXXX", dir);
-	fd = mkstemp(path);
+	fd = rfp_make_file(dir, "rfp-stress", MODEL + TAIL, 0, path,
+			   sizeof(path));
 	if (fd < 0)
-		return perror(path), 1;
-	buf = calloc(1, page);
-	for (pg = 0; pg < MODEL + TAIL; pg++) {
-		buf[0] = pg;
-		if (pwrite(fd, buf, page, pg * page) != page)
-			return perror("pwrite"), 1;
-	}
-	free(buf);
+		return perror(dir), 1;
 
 	printf("rfp-stress: %s, %d processes x %d threads, %d s or %ld operations a thread\n",
 	       dir, procs, threads, seconds, ops);

@@ -1,0 +1,3 @@
+# make faults: rfp-faults on the debug kernel, which has fault injection.
+guest faults "$KERNEL" debug
+test_cmd faults "rfp-ktap faults /dev/shm"
