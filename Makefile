@@ -3,16 +3,38 @@
 # Everything big (kernel tree, objects, images, logs) lives in $(RFP_CACHE),
 # outside this checkout.  'make help' lists the targets and variables.
 
+# The settings: everything a user may set, with its default, in this one
+# place (README, "Variables", says what each does).  The scripts get them
+# from here, through make or ./rfp; 'make help' prints their values.
 RFP_CACHE ?= $(HOME)/.cache/rfp
 KERNEL ?= patched
 CONFIG ?= base
-export RFP_CACHE KERNEL CONFIG ACCEL ICOUNT TIMEOUT MEM SMP \
-	BOOTARGS FORCE JOBS REPEATS BENCH_OUT STRESS_SECONDS STRESS_PROCS \
-	STRESS_THREADS FUZZ_CALLS FUZZ_SECONDS SEEDS STEPS
+ACCEL ?= auto
+ICOUNT ?= 0
+TIMEOUT ?= 900
+MEM ?= 2G
+SMP ?= 2
+BOOTARGS ?=
+FORCE ?= 0
+JOBS ?= $(shell nproc)
+REPEATS ?= 5
+BENCH_OUT ?= $(RFP_CACHE)/bench
+STRESS_PROCS ?= 3
+STRESS_THREADS ?= 3
+FUZZ_CALLS ?= 20000
+FUZZ_SECONDS ?= 120
+SEEDS ?= 1 2 3 4 5 6
+STEPS ?= 500
+# Its default is the mode's: 10 in make check, 120 in make stress.
+STRESS_SECONDS ?=
+SETTINGS := RFP_CACHE KERNEL CONFIG ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS \
+	FORCE JOBS REPEATS BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
+	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS
+export $(SETTINGS)
 
 S := scripts
 
-.PHONY: help deps tree kernel run check shell bench stress faults fuzz \
+.PHONY: help env deps tree kernel run check shell bench stress faults fuzz \
 	diff mm-selftests patches checkpatch bisect bisect-boot clean distclean
 
 help:
@@ -37,9 +59,12 @@ help:
 	@echo "make kernel      only build the kernel"
 	@echo "make deps        only install the Debian packages"
 	@echo
-	@echo "KERNEL=patched|stock  CONFIG=base|debug  RFP_CACHE=$(RFP_CACHE)"
-	@echo "ACCEL=kvm|tcg (default: probed)  ICOUNT=1  TIMEOUT=s  MEM=2G  SMP=2"
-	@echo "REPEATS=5 (make bench)  BENCH_OUT=$(RFP_CACHE)/bench"
+	@echo "Settings (make X VAR=value; README, \"Variables\"), as they are now:"
+	@$(foreach v,$(SETTINGS),echo "  $(v)=$($(v))";)
+
+# The settings as shell assignments, for ./rfp.
+env:
+	@$(foreach v,$(SETTINGS),echo "$(v)='$(subst ','\'',$($(v)))'";)
 
 deps:
 	@bash $(S)/deps.sh
@@ -49,7 +74,7 @@ tree: deps
 	@echo "kernel tree: $(RFP_CACHE)/$(if $(filter stock,$(KERNEL)),stock,linux)"
 
 kernel: deps
-	@bash $(S)/build.sh
+	@bash $(S)/build.sh $(KERNEL) $(CONFIG)
 
 # ARGS is split into words by the shell, as typed.  make cannot give back
 # the program's exit status (a failing recipe makes make exit 2): ./rfp run

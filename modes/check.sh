@@ -12,7 +12,7 @@ kselftests() { # [kselftest args]: both binaries, from the ext4 disk
 
 guest main "$KERNEL" "$CONFIG"
 kselftests
-test_cmd stress "rfp-ktap stress ${STRESS_SECONDS:-10} 3 3"
+test_cmd stress "rfp-ktap stress ${STRESS_SECONDS:-10} $STRESS_PROCS $STRESS_THREADS"
 test_cmd faults "rfp-ktap faults /dev/shm"
 test_cmd fuzz "rfp-ktap fuzz 5000 1"
 

@@ -1,5 +1,5 @@
 # make fuzz: rfp-fuzz against its model (FUZZ_CALLS calls, seeds 1 to 4),
 # then trinity for FUZZ_SECONDS, on the debug kernel.
 guest fuzz "$KERNEL" debug --cpio "$(trinity_cpio)"
-test_cmd fuzz "rfp-ktap fuzz ${FUZZ_CALLS:-20000} 1 2 3 4"
-test_cmd trinity "rfp-ktap trinity ${FUZZ_SECONDS:-120}"
+test_cmd fuzz "rfp-ktap fuzz $FUZZ_CALLS 1 2 3 4"
+test_cmd trinity "rfp-ktap trinity $FUZZ_SECONDS"

@@ -1,3 +1,3 @@
 # make stress: rfp-stress on tmpfs and ext4, STRESS_SECONDS each.
 guest stress "$KERNEL" "$CONFIG"
-test_cmd stress "rfp-ktap stress ${STRESS_SECONDS:-120} ${STRESS_PROCS:-3} ${STRESS_THREADS:-3}"
+test_cmd stress "rfp-ktap stress ${STRESS_SECONDS:-120} $STRESS_PROCS $STRESS_THREADS"

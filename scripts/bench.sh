@@ -5,10 +5,8 @@
 # both and their ratio.  Also writes the table as JSON and plots the
 # scaling scenario; both go to $BENCH_OUT.
 . "$(dirname "$0")/lib.sh"
-KERNEL=patched check_kernel_var
+kernel_vars patched "$CONFIG"	# both kernels of CONFIG: check it
 
-REPEATS=${REPEATS:-5}
-BENCH_OUT=${BENCH_OUT:-$RFP_CACHE/bench}
 case "$REPEATS" in
 '' | *[!0-9]*) die "REPEATS must be a number from 1 to 32 (got '$REPEATS')" ;;
 esac
@@ -18,7 +16,7 @@ mkdir -p "$BENCH_OUT"
 
 bash "$TOP/scripts/deps.sh"
 for k in stock patched; do
-	KERNEL=$k bash "$TOP/scripts/build.sh"
+	bash "$TOP/scripts/build.sh" "$k" "$CONFIG"
 done
 bash "$TOP/scripts/userspace.sh"
 user_boot_opts

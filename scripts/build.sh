@@ -1,17 +1,28 @@
 #!/bin/bash
-# Configure and build bzImage for KERNEL=patched|stock, CONFIG=base|debug.
-# Objects go to $RFP_CACHE/build/$KERNEL-$CONFIG; an unchanged tree and
-# config rebuild nothing.
+# Configure and build bzImage.
+# Usage: build.sh KERNEL CONFIG       patched|stock, base|debug|norfp; objects
+#                                     in $RFP_CACHE/build/KERNEL-CONFIG
+#        build.sh --bisect TREE       a scratch tree of make bisect, base
+#                                     config; objects in $RFP_CACHE/build/bisect
+# An unchanged tree and config rebuild nothing.
 . "$(dirname "$0")/lib.sh"
-check_kernel_var
 
-[ -n "${BISECT_SRC:-}" ] || bash "$TOP/scripts/tree.sh" "$KERNEL"
+# LENIENT: a symbol the tree does not know is fine (the stock tree and the
+# first steps of make bisect lack the series' own options).
+if [ "${1:-}" = --bisect ]; then
+	KERNEL=bisect CONFIG=base SRC=${2:?usage: build.sh --bisect TREE}
+	OBJ=$RFP_CACHE/build/bisect
+	BZIMAGE=$OBJ/arch/x86/boot/bzImage
+	LENIENT=1
+else
+	kernel_vars "${1:?usage: build.sh KERNEL CONFIG}" "${2:?usage: build.sh KERNEL CONFIG}"
+	bash "$TOP/scripts/tree.sh" "$KERNEL"
+	LENIENT=0
+	[ "$KERNEL" != stock ] || LENIENT=1
+fi
 
 fragments=("$TOP/config/base.config")
 [ "$CONFIG" = base ] || fragments+=("$TOP/config/$CONFIG.config")
-for f in "${EXTRA_FRAGMENTS[@]:-}"; do
-	[ -n "$f" ] && fragments+=("$f")
-done
 
 kmake() {
 	make -C "$SRC" O="$OBJ" ARCH=x86_64 "$@"
@@ -56,7 +67,7 @@ configure() {
 		"# "*) grep -q "^$sym=" "$cfg" || continue ;;
 		esac
 		if ! grep -q -e "^$sym=" -e "^# $sym is not set" "$cfg" &&
-			{ [ "$KERNEL" = stock ] || [ -n "${BISECT_SRC:-}" ]; }; then
+			[ "$LENIENT" = 1 ]; then
 			continue
 		fi
 		echo "    $f: '$line' did not stick (.config has: $(grep -e "^$sym=" -e "^# $sym is not set" "$cfg" || echo nothing))" >&2

@@ -4,13 +4,24 @@
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RFP_CACHE=${RFP_CACHE:-${HOME}/.cache/rfp}
+
+# The settings are the Makefile's: the scripts run through make or ./rfp,
+# which pass them all (make help lists them).
+for v in RFP_CACHE KERNEL CONFIG ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS FORCE \
+	JOBS REPEATS BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
+	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS; do
+	[ -n "${!v+set}" ] || {
+		echo "error: $v is not set: run this through make or ./rfp" >&2
+		exit 1
+	}
+done
+unset v
+
 TREE=${RFP_CACHE}/linux		# the developer's git tree: pristine + series
 STOCK=${RFP_CACHE}/stock	# git worktree of the pristine commit
-TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+TARBALL=/usr/src/linux-source-6.12.tar.xz	# Debian's linux-source-6.12
 BASE_TAG=rfp-base
 BRANCH=rfp
-JOBS=${JOBS:-$(nproc)}
 
 die() {
 	echo "error: $*" >&2
@@ -57,31 +68,33 @@ run_logged() {
 	return "$rc"
 }
 
-check_kernel_var() {
-	case "${KERNEL:-patched}" in
+# SRC, OBJ and BZIMAGE of kernel KERNEL (patched|stock) built with CONFIG
+# (base|debug|norfp); dies on anything else.
+kernel_vars() { # KERNEL CONFIG
+	case "$1" in
 	patched | stock) ;;
-	*) die "unknown KERNEL='${KERNEL}': use KERNEL=patched (default) or KERNEL=stock" ;;
+	*) die "unknown KERNEL='$1': use KERNEL=patched (default) or KERNEL=stock" ;;
 	esac
-	case "${CONFIG:-base}" in
+	case "$2" in
 	base | debug) ;;
-	norfp) [ "${KERNEL:-patched}" = patched ] ||
+	norfp) [ "$1" = patched ] ||
 		die "CONFIG=norfp needs the series (it turns CONFIG_REMAP_FILE_PAGES off)" ;;
-	*) die "unknown CONFIG='${CONFIG}': use CONFIG=base (default), debug or norfp" ;;
+	*) die "unknown CONFIG='$2': use CONFIG=base (default), debug or norfp" ;;
 	esac
-	KERNEL=${KERNEL:-patched}
-	CONFIG=${CONFIG:-base}
+	KERNEL=$1
+	CONFIG=$2
 	if [ "$KERNEL" = stock ]; then
 		SRC=$STOCK
 	else
 		SRC=$TREE
 	fi
-	OBJ=${RFP_CACHE}/build/${KERNEL}-${CONFIG}
-	# 'make bisect' builds a scratch tree of its own.
-	if [ -n "${BISECT_SRC:-}" ]; then
-		SRC=$BISECT_SRC
-		OBJ=${RFP_CACHE}/build/bisect
-	fi
+	OBJ=$(kernel_obj "$KERNEL" "$CONFIG")
 	BZIMAGE=${OBJ}/arch/x86/boot/bzImage
+}
+
+# The kernel the user's KERNEL and CONFIG name.
+check_kernel_var() {
+	kernel_vars "$KERNEL" "$CONFIG"
 }
 
 # The build directory of a kernel: kernel_obj KERNEL CONFIG.
@@ -92,10 +105,9 @@ kernel_obj() {
 # The boot.sh options that the user's settings ask for (make help lists
 # them): ACCEL, ICOUNT, TIMEOUT, MEM, SMP, BOOTARGS.  Into BOOT_OPTS.
 user_boot_opts() {
-	BOOT_OPTS=(--accel "${ACCEL:-auto}" --timeout "${TIMEOUT:-900}"
-		--mem "${MEM:-2G}" --smp "${SMP:-2}")
-	[ "${ICOUNT:-0}" != 1 ] || BOOT_OPTS+=(--icount)
-	[ -z "${BOOTARGS:-}" ] || BOOT_OPTS+=(--append "$BOOTARGS")
+	BOOT_OPTS=(--accel "$ACCEL" --timeout "$TIMEOUT" --mem "$MEM" --smp "$SMP")
+	[ "$ICOUNT" != 1 ] || BOOT_OPTS+=(--icount)
+	[ -z "$BOOTARGS" ] || BOOT_OPTS+=(--append "$BOOTARGS")
 }
 
 # make in TREE's tools/testing/selftests/mm, the way its Makefile builds

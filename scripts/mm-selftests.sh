@@ -3,7 +3,7 @@
 # the stock and on the patched kernel (same CONFIG), side by side.  Fails
 # when the patched kernel fails a case that the stock one passes.
 . "$(dirname "$0")/lib.sh"
-KERNEL=patched check_kernel_var
+kernel_vars patched "$CONFIG"	# both kernels of CONFIG: check it
 
 # Those that build statically here and need neither hugetlbfs, THP, KSM,
 # userfaultfd nor a module; mremap_test needs MEM=4G.
@@ -13,7 +13,7 @@ MM_TESTS=(mremap_test mremap_dontunmap map_fixed_noreplace map_populate
 
 bash "$TOP/scripts/deps.sh"
 for k in stock patched; do
-	KERNEL=$k bash "$TOP/scripts/build.sh"
+	bash "$TOP/scripts/build.sh" "$k" "$CONFIG"
 done
 bash "$TOP/scripts/userspace.sh"
 user_boot_opts

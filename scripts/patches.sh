@@ -127,7 +127,7 @@ do_bisect() {
 		echo "==> [$i/$n] $p"
 		tree_git -C "$dir" am -q "$TOP/patches/$p" ||
 			{ git -C "$dir" am --abort; die "$p does not apply"; }
-		BISECT_SRC=$dir bash "$TOP/scripts/build.sh" ||
+		bash "$TOP/scripts/build.sh" --bisect "$dir" ||
 			die "the kernel does not build after $p"
 		local types
 		types=$(accepted "$TOP/patches/$p" | cut -f1)

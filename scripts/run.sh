@@ -29,8 +29,8 @@ case "$mode" in
 run | shell) ;;
 *) [ -f "$TOP/modes/$mode.sh" ] || die "no mode '$mode' (modes/: $(cd "$TOP/modes" && ls | sed 's/\.sh$//' | tr '\n' ' '))" ;;
 esac
-case "${SEEDS:-} ${STEPS:-}" in
-*[!0-9\ ]*) die "SEEDS and STEPS are numbers (got SEEDS='${SEEDS:-}' STEPS='${STEPS:-}')" ;;
+case "$SEEDS $STEPS" in
+*[!0-9\ ]*) die "SEEDS and STEPS are numbers (got SEEDS='$SEEDS' STEPS='$STEPS')" ;;
 esac
 check_kernel_var
 
@@ -54,7 +54,7 @@ user_boot_opts
 
 # make run and make shell: one boot of this kernel.
 if [ "$mode" = run ] || [ "$mode" = shell ]; then
-	bash "$TOP/scripts/build.sh"
+	bash "$TOP/scripts/build.sh" "$KERNEL" "$CONFIG"
 	RUN=${RFP_CACHE}/runs/${KERNEL}-${CONFIG}
 	mkdir -p "$RUN"
 	boot=(bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$RUN" "${BOOT_OPTS[@]}")
@@ -123,7 +123,7 @@ declare -A built=()
 for g in "${GUESTS[@]}"; do
 	k=${G_KERNEL[$g]}-${G_CONFIG[$g]}
 	[ -z "${built[$k]:-}" ] || continue
-	KERNEL=${G_KERNEL[$g]} CONFIG=${G_CONFIG[$g]} bash "$TOP/scripts/build.sh"
+	bash "$TOP/scripts/build.sh" "${G_KERNEL[$g]}" "${G_CONFIG[$g]}"
 	built[$k]=1
 done
 

@@ -31,7 +31,7 @@ diff_compare() {
 	unpack_traces diff-stock "$RUN/traces/stock"
 	unpack_traces diff-patched "$RUN/traces/patched"
 	for d in $DIFF_DIRS; do
-		for s in $DIFF_SEEDS; do
+		for s in $SEEDS; do
 			a=$RUN/traces/stock/seed-$s-${d##*/}.txt
 			b=$RUN/traces/patched/seed-$s-${d##*/}.txt
 			what="differential: seed $s on $d"

@@ -85,7 +85,7 @@ apply_series() {
 		return 0
 	fi
 
-	if [ -n "$rec_head" ] && [ "${FORCE:-0}" != 1 ]; then
+	if [ -n "$rec_head" ] && [ "$FORCE" != 1 ]; then
 		if [ "$head" != "$rec_head" ] || ! git -C "$TREE" diff --quiet HEAD; then
 			die "patches/ changed, and $TREE has commits or edits not exported with 'make patches'.
        Export them first ('make patches'), or throw them away with FORCE=1."
