@@ -84,14 +84,8 @@ run:
 
 # The modes: declared in modes/*.sh (fault injection and fuzzing on the
 # debug kernel).
-check shell stress diff faults fuzz:
+check shell stress diff faults fuzz bench mm-selftests:
 	@bash $(S)/run.sh $@
-
-bench:
-	@bash $(S)/bench.sh
-
-mm-selftests:
-	@bash $(S)/mm-selftests.sh
 
 patches:
 	@bash $(S)/patches.sh export

@@ -110,27 +110,28 @@ boot_case() {
 		BOOT_RC=$?
 }
 
-# A job that prints nothing: the guest run is fine, the summary is not.
-echo ': prints nothing' >"$dir/empty.job"
-boot_case empty 300 "$dir/empty.job"
-rc=0
-python3 "$TOP/scripts/ktap.py" "$dir/run-empty/out.log" >"$dir/empty.summary" 2>&1 || rc=$?
-if [ "$BOOT_RC" = 0 ] && [ "$rc" != 0 ] && grep -q 'no test ran' "$dir/empty.summary"; then
-	ok "a job that prints nothing fails: no test ran"
-else
-	not_ok "a job that prints nothing: boot status $BOOT_RC, summary status $rc" "$dir/empty.summary"
-fi
+# A guest run that goes well, whose output the verdict must fail, saying
+# WHY.  verdict_fails WHAT WHY JOB [PROG]
+verdict_fails() {
+	local what=$1 why=$2 name
+	name=$(basename "$3" .job)
+	shift 2
+	boot_case "$name" 300 "$@"
+	rc=0
+	python3 "$TOP/scripts/ktap.py" "$dir/run-$name/out.log" >"$dir/$name.verdict" 2>&1 || rc=$?
+	if [ "$BOOT_RC" = 0 ] && [ "$rc" != 0 ] && grep -q "$why" "$dir/$name.verdict"; then
+		ok "$what fails: $why"
+	else
+		not_ok "$what: boot status $BOOT_RC, verdict status $rc" "$dir/$name.verdict"
+	fi
+}
 
+echo ': prints nothing' >"$dir/empty.job"
+verdict_fails "a job that prints nothing" "no test ran" "$dir/empty.job"
 # A test binary that exits 0 after the first of its 3 planned tests.
 echo '/prog' >"$dir/short-plan.job"
-boot_case short-plan 300 "$dir/short-plan.job" "$dir/short-plan"
-rc=0
-python3 "$TOP/scripts/ktap.py" "$dir/run-short-plan/out.log" >"$dir/short-plan.summary" 2>&1 || rc=$?
-if [ "$BOOT_RC" = 0 ] && [ "$rc" != 0 ] && grep -q 'planned 3 tests and reported 1' "$dir/short-plan.summary"; then
-	ok "a test binary that stops short of its plan fails"
-else
-	not_ok "a test binary that stops short of its plan: boot status $BOOT_RC, summary status $rc" "$dir/short-plan.summary"
-fi
+verdict_fails "a test binary that stops short of its plan" \
+	"planned 3 tests and reported 1" "$dir/short-plan.job" "$dir/short-plan"
 
 # A kernel that panics: no init in the initramfs where rdinit= looks.
 echo 'exit 0' >"$dir/panic.job"

@@ -68,3 +68,60 @@ trinity_cpio() {
 	} | bash "$TOP/scripts/cpio.sh" "$RFP_CACHE/userspace/trinity.cpio"
 	echo "$RFP_CACHE/userspace/trinity.cpio"
 }
+
+# Copy PATH (a file or a directory) out of GUEST's ext4 image into DEST.
+guest_file() { # GUEST PATH DEST
+	rm -rf "$3" "$3.dump"
+	mkdir -p "$3.dump"
+	debugfs -R "rdump $2 $3.dump" "$RUN/$1/disk.img" >/dev/null 2>&1 || true
+	mv "$3.dump/${2##*/}" "$3" 2>/dev/null
+	local rc=$?
+	rm -rf "$3.dump"
+	return $rc
+}
+
+# make bench: both kernels' rfp-bench output side by side.
+bench_report() {
+	local k
+	mkdir -p "$BENCH_OUT"
+	for k in stock patched; do
+		if ! guest_file "bench-$k" /bench.txt "$BENCH_OUT/$k.txt"; then
+			echo "not ok - no rfp-bench output from the $k kernel"
+			return 1
+		fi
+	done
+	python3 "$TOP/scripts/bench-report.py" "$BENCH_OUT/stock.txt" \
+		"$BENCH_OUT/patched.txt" "$BENCH_OUT" | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok - bench-report.py failed"; return 1; }
+	echo "ok - the table above, also in $BENCH_OUT/bench.json"
+}
+
+# make mm-selftests: build TESTS from the patched tree, statically, into an
+# archive of their own (MM_CPIO, in /mm); MM_BUILT: those that built.
+mm_selftests_cpio() { # TESTS...
+	local out=$RFP_CACHE/userspace/mmtests t
+	mkdir -p "$out"
+	MM_BUILT=()
+	step "building the mm selftests ($*)" >&2
+	for t in "$@"; do
+		if mm_selftest_make "$TREE" "$out" "$out/$t" >"$out/$t.build.log" 2>&1; then
+			MM_BUILT+=("$t")
+		else
+			note "$t did not build (log: $out/$t.build.log); left out" >&2
+		fi
+	done
+	step_done >&2
+	[ ${#MM_BUILT[@]} -gt 0 ] || die "no mm selftest built"
+	for t in "${MM_BUILT[@]}"; do
+		echo "/mm/$t $out/$t"
+	done | bash "$TOP/scripts/cpio.sh" "$out/mm.cpio"
+	MM_CPIO=$out/mm.cpio
+}
+
+# make mm-selftests: each test's results, stock against patched.
+mm_compare() {
+	guest_file mm-stock /collected "$RUN/collected-stock" &&
+		guest_file mm-patched /collected "$RUN/collected-patched" ||
+		{ echo "not ok - the collected results are missing"; return 1; }
+	python3 "$TOP/scripts/mm-compare.py" "$RUN/collected-stock" "$RUN/collected-patched"
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The mm selftests' results on two kernels, side by side.
+
+Usage: mm-compare.py STOCK_DIR PATCHED_DIR
+
+Each directory holds, for every test, NAME.out (its output, TAP) and
+NAME.rc (its exit status), as rfp-ktap collect kept them.  Prints one TAP
+line a test: not ok when the patched kernel fails a case that the stock
+one passes, or exits with an error where stock does not; the cases and
+what the test printed before each failure follow.  Exit status 1 then.
+"""
+import os
+import re
+import sys
+
+RESULT = re.compile(r'^(ok|not ok) [0-9]+ (.*)$')
+
+
+def load(d, name):
+    with open(os.path.join(d, name + '.out'), errors='replace') as f:
+        lines = [ln.rstrip('\n') for ln in f]
+    with open(os.path.join(d, name + '.rc')) as f:
+        rc = int(f.read().strip() or -1)
+    res, why = {}, {}
+    for i, ln in enumerate(lines):
+        m = RESULT.match(ln)
+        if not m:
+            continue
+        desc = re.sub(r'\s*#.*$', '', m.group(2)).strip()
+        skip = re.search(r'#\s*SKIP', ln, re.I) is not None
+        res[desc] = 'skip' if skip else ('ok' if m.group(1) == 'ok' else 'FAIL')
+        if res[desc] == 'FAIL':
+            why[desc] = [x for x in lines[max(0, i - 3):i] if not RESULT.match(x)]
+    return rc, res, why, lines[-3:]
+
+
+def count(res, what):
+    return sum(1 for v in res.values() if v == what)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    stock, patched = sys.argv[1:]
+    names = sorted(f[:-3] for f in os.listdir(patched) if f.endswith('.rc'))
+    bad = 0
+    print('# %-22s %-28s %-28s' % ('mm selftest', 'stock', 'patched'))
+    for n in names:
+        if not os.path.exists(os.path.join(stock, n + '.rc')):
+            print(f'not ok - {n}: no result on the stock kernel')
+            bad += 1
+            continue
+        s_rc, s_res, _, _ = load(stock, n)
+        p_rc, p_res, p_why, p_tail = load(patched, n)
+        cols = [f'exit {rc}, {count(r, "ok")} ok {count(r, "FAIL")} fail {count(r, "skip")} skip'
+                for rc, r in ((s_rc, s_res), (p_rc, p_res))]
+        print('# %-22s %-28s %-28s' % (n, cols[0], cols[1]))
+        worse = [c for c, v in p_res.items() if v == 'FAIL' and s_res.get(c) != 'FAIL']
+        rc_worse = p_rc != s_rc and p_rc not in (0, 4)
+        if not worse and not rc_worse:
+            print(f'ok - {n}: the patched kernel fails nothing that the stock one passes')
+            continue
+        bad += 1
+        print(f'not ok - {n}: ' + (f'exit {p_rc} on patched, {s_rc} on stock; ' if rc_worse else '')
+              + f'{len(worse)} cases fail on patched only')
+        for c in worse:
+            print(f'#   {c}')
+            for w in p_why.get(c, []):
+                print(f'#       {w}')
+        if rc_worse and not worse:
+            for w in p_tail:
+                print(f'#       {w}')
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == '__main__':
+    main()
