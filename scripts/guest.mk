@@ -7,6 +7,8 @@ CC ?= gcc
 CFLAGS := -O2 -Wall -Wextra -static -I$(TOP)/lib
 TOOL_H := $(TOP)/lib/rfp-tool.h
 BUSYBOX := /bin/busybox
+# kselftest's runner and KTAP helpers, from the kernel tree.
+KSFT_DIR := $(TREE)/tools/testing/selftests/kselftest
 
 all: $(US)/base.cpio
 
@@ -42,6 +44,9 @@ $(US)/base.list: FORCE
 	  echo "/bin/busybox $(BUSYBOX)"; \
 	  echo "/init $(TOP)/guest/init"; \
 	  echo "/bin/rfp-ktap $(TOP)/guest/rfp-ktap"; \
+	  for f in runner.sh ktap_helpers.sh; do \
+	    echo "/rfp/kselftest/$$f $(KSFT_DIR)/$$f"; \
+	  done; \
 	  for f in $(GUEST_BINS); do echo "/bin/$${f##*/} $$f"; done; \
 	  for f in $(TEST_BINS); do echo "/tests/$${f##*/} $$f"; done; \
 	} >$@.new
@@ -51,6 +56,7 @@ FORCE:
 
 $(US)/base.cpio: $(US)/base.list $(US)/bin/gen_init_cpio $(BUSYBOX) \
 		$(TOP)/guest/init $(TOP)/guest/rfp-ktap $(GUEST_BINS) $(TEST_BINS) \
+		$(KSFT_DIR)/runner.sh $(KSFT_DIR)/ktap_helpers.sh \
 		$(TOP)/scripts/cpio.sh
 	@echo "    CPIO $(notdir $@)"
 	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<

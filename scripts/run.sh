@@ -131,13 +131,9 @@ done
 # behind "# ", then its own result line N.
 run_guest() { # N G
 	local n=$1 g=$2 dir=$RUN/$2 rc=0 opts why
-	{
-		echo "/rfp/kselftest/runner.sh $TREE/tools/testing/selftests/kselftest/runner.sh"
-		echo "/rfp/kselftest/ktap_helpers.sh $TREE/tools/testing/selftests/kselftest/ktap_helpers.sh"
-		for t in "$dir"/tests/*; do
-			echo "/rfp/$g/${t##*/} $t"
-		done
-	} | bash "$TOP/scripts/cpio.sh" "$dir/tests.cpio"
+	for t in "$dir"/tests/*; do
+		echo "/rfp/$g/${t##*/} $t"
+	done | bash "$TOP/scripts/cpio.sh" "$dir/tests.cpio"
 	cat >"$dir/job" <<JOB
 echo "# \$(uname -r) \$(cat /proc/cmdline)"
 BASE_DIR=/rfp

@@ -6,8 +6,9 @@
 #    boot aborts, hangs or works, the job that runs is the job asked for,
 #    under the accelerator the probe chose;
 #  - a run fails when its job printed nothing, when a test binary printed
-#    fewer results than its plan, when the kernel panicked, and when the
-#    guest hung past its timeout.
+#    fewer results than its plan, when fault injection cannot be set up
+#    (CONFIG=debug), when the kernel panicked, and when the guest hung
+#    past its timeout.
 #
 # Runs with the kernel of KERNEL/CONFIG; its files are in runs/harness.
 . "$(dirname "$0")/lib.sh"
@@ -132,6 +133,16 @@ verdict_fails "a job that prints nothing" "no test ran" "$dir/empty.job"
 echo '/prog' >"$dir/short-plan.job"
 verdict_fails "a test binary that stops short of its plan" \
 	"planned 3 tests and reported 1" "$dir/short-plan.job" "$dir/short-plan"
+
+# Fault injection that is there but cannot be set up (debugfs unmounted):
+# a failure, not a skip.  Only a kernel with fault injection (CONFIG=debug)
+# can show it.
+if [ "$CONFIG" = debug ]; then
+	printf '%s\n' 'umount /sys/kernel/debug' 'rfp-ktap faults /dev/shm' 'exit 0' \
+		>"$dir/faults-no-debugfs.job"
+	verdict_fails "fault injection that cannot be set up" \
+		"rfp-faults on /dev/shm (exit status 1)" "$dir/faults-no-debugfs.job"
+fi
 
 # A kernel that panics: no init in the initramfs where rdinit= looks.
 echo 'exit 0' >"$dir/panic.job"
