@@ -60,11 +60,11 @@ help:
 	@echo "make deps        only install the Debian packages"
 	@echo
 	@echo "Settings (make X VAR=value; README, \"Variables\"), as they are now:"
-	@$(foreach v,$(SETTINGS),echo "  $(v)=$($(v))";)
+	@$(foreach v,$(SETTINGS),printf '  %s=%s\n' '$(v)' '$(subst ','\'',$($(v)))';)
 
-# The settings as shell assignments, for ./rfp.
+# The settings, one NAME=value a line, as they are, for ./rfp.
 env:
-	@$(foreach v,$(SETTINGS),echo "$(v)='$(subst ','\'',$($(v)))'";)
+	@$(foreach v,$(SETTINGS),printf '%s=%s\n' '$(v)' '$(subst ','\'',$($(v)))';)
 
 deps:
 	@bash $(S)/deps.sh

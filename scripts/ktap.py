@@ -5,8 +5,9 @@
 Usage: ktap.py LOG
 
 A test's own output is its parent's, each line behind one more "# ".  A
-run passes when every result line is "ok" (a SKIP counts as passed), every
-plan ("1..N") was met, and at least one test ran.  A result whose children
+run passes when every result line is "ok" (a SKIP, which must say why,
+counts as neither), every plan ("1..N") was met, a plan of no test says
+why it skips, and at least one test passed.  A result whose children
 failed, or fell short of their plan, fails with them.  Prints the failures
 and the closing line "N passed, N failed, N skipped"; the exit status is 0
 only for a run that passed.
@@ -81,10 +82,15 @@ def judge(node, path, out):
         c = judge(child, here, out)
         counts = [a + b for a, b in zip(counts, c)]
     if node.plan and node.plan[0] != len(node.children):
-        if not (node.plan[0] == 0 and 'SKIP' in node.plan[1].upper()):
-            out.append(f'{here}: planned {node.plan[0]} tests and reported '
-                       f'{len(node.children)}')
-            counts[1] += 1
+        out.append(f'{here}: planned {node.plan[0]} tests and reported '
+                   f'{len(node.children)}')
+        counts[1] += 1
+    elif node.plan and node.plan[0] == 0 and \
+            not node.plan[1].upper().startswith('SKIP'):
+        # "1..0" is a skip only with its reason: a filter that matched
+        # no test, or a tool that ran nothing, is not a pass.
+        out.append(f'{here}: planned no test, and gave no reason to skip')
+        counts[1] += 1
     return counts
 
 
@@ -125,8 +131,9 @@ def main():
     plan_why = []
     counts[1] += judge(root, '', plan_why)[1]
     why += plan_why
-    if sum(counts) == 0:
-        why.append('no test ran: the log holds no test result')
+    if counts[0] + counts[1] == 0:
+        why.append('no test ran: the log holds no test result'
+                   + (f' but {counts[2]} skips' if counts[2] else ''))
         counts[1] += 1
     if why:
         print('failed:')

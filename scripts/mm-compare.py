@@ -6,8 +6,9 @@ Usage: mm-compare.py STOCK_DIR PATCHED_DIR
 
 Each directory holds, for every test, NAME.out (its output, TAP) and
 NAME.rc (its exit status), as rfp-ktap collect kept them.  Prints one TAP
-line a test: not ok when the patched kernel fails a case that the stock
-one passes, or exits with an error where stock does not; the cases and
+line a test: not ok when the patched kernel fails or does not reach a
+case that the stock one passes, exits with an error (a skip included)
+where stock does not, or a test ran on one kernel only; the cases and
 what the test printed before each failure follow.  Exit status 1 then.
 """
 import os
@@ -43,12 +44,18 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     stock, patched = sys.argv[1:]
-    names = sorted(f[:-3] for f in os.listdir(patched) if f.endswith('.rc'))
+    names = sorted({f[:-3] for d in (stock, patched) for f in os.listdir(d)
+                    if f.endswith('.rc')})
     bad = 0
+    if not names:
+        print('not ok - no mm selftest result on either kernel')
+        sys.exit(1)
     print('# %-22s %-28s %-28s' % ('mm selftest', 'stock', 'patched'))
     for n in names:
-        if not os.path.exists(os.path.join(stock, n + '.rc')):
-            print(f'not ok - {n}: no result on the stock kernel')
+        missing = [k for k, d in (('stock', stock), ('patched', patched))
+                   if not os.path.exists(os.path.join(d, n + '.rc'))]
+        if missing:
+            print(f'not ok - {n}: no result on the {missing[0]} kernel')
             bad += 1
             continue
         s_rc, s_res, _, _ = load(stock, n)
@@ -56,16 +63,20 @@ def main():
         cols = [f'exit {rc}, {count(r, "ok")} ok {count(r, "FAIL")} fail {count(r, "skip")} skip'
                 for rc, r in ((s_rc, s_res), (p_rc, p_res))]
         print('# %-22s %-28s %-28s' % (n, cols[0], cols[1]))
-        worse = [c for c, v in p_res.items() if v == 'FAIL' and s_res.get(c) != 'FAIL']
-        rc_worse = p_rc != s_rc and p_rc not in (0, 4)
+        # A case stock passes must pass on patched: failing, skipping or
+        # not being reached (the test died before it) are all worse.
+        worse = [c for c in sorted(set(s_res) | set(p_res))
+                 if (s_res.get(c) == 'ok' and p_res.get(c) != 'ok') or
+                 (p_res.get(c) == 'FAIL' and s_res.get(c) != 'FAIL')]
+        rc_worse = p_rc != s_rc and p_rc != 0
         if not worse and not rc_worse:
             print(f'ok - {n}: the patched kernel fails nothing that the stock one passes')
             continue
         bad += 1
         print(f'not ok - {n}: ' + (f'exit {p_rc} on patched, {s_rc} on stock; ' if rc_worse else '')
-              + f'{len(worse)} cases fail on patched only')
+              + f'{len(worse)} cases worse than on stock')
         for c in worse:
-            print(f'#   {c}')
+            print(f'#   {c}: {p_res.get(c, "not reached")} on patched')
             for w in p_why.get(c, []):
                 print(f'#       {w}')
         if rc_worse and not worse:

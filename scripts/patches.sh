@@ -98,8 +98,8 @@ bisect_test() { # dir step
 		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"
 	fi
 	if git -C "$dir" log --format=%s "$BASE_TAG.." | grep -q '^tools/testing/vma: add vma_close'; then
-		bash "$TOP/scripts/vma-tests.sh" "$dir" | sed 's/^/    /'
-		[ "${PIPESTATUS[0]}" = 0 ] || die "tools/testing/vma fails after $2"
+		bash "$TOP/scripts/vma-tests.sh" "$dir" | sed 's/^/    /' ||
+			die "tools/testing/vma fails after $2"
 	fi
 }
 

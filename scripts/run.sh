@@ -29,9 +29,18 @@ case "$mode" in
 run | shell) ;;
 *) [ -f "$TOP/modes/$mode.sh" ] || die "no mode '$mode' (modes/: $(cd "$TOP/modes" && ls | sed 's/\.sh$//' | tr '\n' ' '))" ;;
 esac
-case "$SEEDS $STEPS" in
-*[!0-9\ ]*) die "SEEDS and STEPS are numbers (got SEEDS='$SEEDS' STEPS='$STEPS')" ;;
+# Numbers that the tools would read with atoi(): checked here, so that a
+# typo cannot make a run that does nothing and passes.
+for v in STEPS STRESS_PROCS STRESS_THREADS FUZZ_CALLS FUZZ_SECONDS TIMEOUT; do
+	case "${!v}" in
+	'' | *[!0-9]* | 0) die "$v must be a positive number (got '${!v}')" ;;
+	esac
+done
+case "$STRESS_SECONDS" in
+*[!0-9]* | 0) die "STRESS_SECONDS must be a positive number (got '$STRESS_SECONDS')" ;;
 esac
+[ -n "${SEEDS// /}" ] && [ -z "${SEEDS//[0-9 ]/}" ] ||
+	die "SEEDS is a list of numbers (got '$SEEDS')"
 check_kernel_var
 
 # Check PROG before spending minutes on a build.
@@ -148,7 +157,9 @@ JOB
 		"${BOOT_OPTS[@]}" --cpio "$dir/tests.cpio" ${opts[@]+"${opts[@]}"} \
 		"$dir/job" 2>"$dir/boot.err" | sed -u 's/^/# /' || rc=${PIPESTATUS[0]}
 	sed 's/^/# /' "$dir/boot.err"
-	if [ "$rc" = 0 ]; then
+	if [ "$rc" = 0 ] && ! tr -d '\r' <"$dir/out.log" | grep -q '^1\.\.[0-9]'; then
+		echo "not ok $n $g # the guest's runner.sh printed no plan"
+	elif [ "$rc" = 0 ]; then
 		echo "ok $n $g"
 	else
 		why=$(sed -n 's/^\(FAIL\|error\): //p' "$dir/boot.err" | tail -n 1)
