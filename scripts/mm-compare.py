@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-RESULT = re.compile(r'^(ok|not ok) [0-9]+ (.*)$')
+RESULT = re.compile(r'^(ok|not ok) ([0-9]+) (.*)$')
 
 
 def load(d, name):
@@ -23,17 +23,21 @@ def load(d, name):
         lines = [ln.rstrip('\n') for ln in f]
     with open(os.path.join(d, name + '.rc')) as f:
         rc = int(f.read().strip() or -1)
-    res, why = {}, {}
+    res, why, names = {}, {}, {}
     for i, ln in enumerate(lines):
         m = RESULT.match(ln)
         if not m:
             continue
-        desc = re.sub(r'\s*#.*$', '', m.group(2)).strip()
+        # Cases are known by their number: some tests put what they
+        # measured in the description (mrelease_test: "... with 2MB ...").
+        case = m.group(2) + ' ' + re.sub(r'\s*#.*$', '', m.group(3)).strip()
+        key = int(m.group(2))
         skip = re.search(r'#\s*SKIP', ln, re.I) is not None
-        res[desc] = 'skip' if skip else ('ok' if m.group(1) == 'ok' else 'FAIL')
-        if res[desc] == 'FAIL':
-            why[desc] = [x for x in lines[max(0, i - 3):i] if not RESULT.match(x)]
-    return rc, res, why, lines[-3:]
+        res[key] = 'skip' if skip else ('ok' if m.group(1) == 'ok' else 'FAIL')
+        names[key] = case
+        if res[key] == 'FAIL':
+            why[key] = [x for x in lines[max(0, i - 3):i] if not RESULT.match(x)]
+    return rc, res, why, names, lines[-3:]
 
 
 def count(res, what):
@@ -58,8 +62,8 @@ def main():
             print(f'not ok - {n}: no result on the {missing[0]} kernel')
             bad += 1
             continue
-        s_rc, s_res, _, _ = load(stock, n)
-        p_rc, p_res, p_why, p_tail = load(patched, n)
+        s_rc, s_res, _, s_names, _ = load(stock, n)
+        p_rc, p_res, p_why, p_names, p_tail = load(patched, n)
         cols = [f'exit {rc}, {count(r, "ok")} ok {count(r, "FAIL")} fail {count(r, "skip")} skip'
                 for rc, r in ((s_rc, s_res), (p_rc, p_res))]
         print('# %-22s %-28s %-28s' % (n, cols[0], cols[1]))
@@ -76,7 +80,8 @@ def main():
         print(f'not ok - {n}: ' + (f'exit {p_rc} on patched, {s_rc} on stock; ' if rc_worse else '')
               + f'{len(worse)} cases worse than on stock')
         for c in worse:
-            print(f'#   {c}: {p_res.get(c, "not reached")} on patched')
+            print(f'#   case {p_names.get(c, s_names.get(c))}: '
+                  f'{p_res.get(c, "not reached")} on patched, {s_res.get(c, "not reached")} on stock')
             for w in p_why.get(c, []):
                 print(f'#       {w}')
         if rc_worse and not worse:
