@@ -35,7 +35,7 @@ export $(SETTINGS)
 S := scripts
 
 .PHONY: help env deps tree kernel run check shell bench stress faults fuzz \
-	diff mm-selftests patches checkpatch bisect bisect-boot clean distclean
+	diff mm-selftests compat patches checkpatch bisect bisect-boot clean distclean
 
 help:
 	@echo "make run         build (what changed), boot, run the demo"
@@ -51,6 +51,7 @@ help:
 	@echo "make diff        rfp-diff traces, stock against patched: must be identical"
 	@echo "                 (SEEDS='1 2 3 4 5 6', STEPS=500 a trace; make check runs it too)"
 	@echo "make mm-selftests the tree's mm selftests, stock against patched"
+	@echo "make compat      rfp-compat's tests, with the syscall refused (make check too)"
 	@echo "make tree        the kernel git tree with patches/ applied"
 	@echo "make patches     export the tree's commits back into patches/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
@@ -84,7 +85,7 @@ run:
 
 # The modes: declared in modes/*.sh (fault injection and fuzzing on the
 # debug kernel).
-check shell stress diff faults fuzz bench mm-selftests:
+check shell stress diff faults fuzz bench mm-selftests compat:
 	@bash $(S)/run.sh $@
 
 patches:

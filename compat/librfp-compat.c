@@ -55,6 +55,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -75,6 +76,23 @@
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1
 #endif
+
+/*
+ * PROCMAP_QUERY (Linux 6.11, <linux/fs.h>): one VMA from /proc/self/maps
+ * by address, without formatting the others.  Spelled out here, for
+ * older headers.
+ */
+struct rfp_procmap_query {
+	uint64_t size, query_flags, query_addr, vma_start, vma_end, vma_flags;
+	uint64_t vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+#define RFP_PROCMAP_QUERY	_IOWR('f', 17, struct rfp_procmap_query)
+#define RFP_QUERY_READABLE	0x01
+#define RFP_QUERY_WRITABLE	0x02
+#define RFP_QUERY_EXECUTABLE	0x04
+#define RFP_QUERY_SHARED	0x08	/* VM_MAYSHARE */
 
 /* Per architecture: the audit arch, and the trapped call's registers. */
 #if defined(__x86_64__)
@@ -126,6 +144,8 @@ static int quiet, always;
 static _Atomic pid_t refused_pid;	/* the kernel said -ENOSYS to this process */
 static _Atomic pid_t announced_pid;
 static _Atomic unsigned long emulated;	/* for tests: rfp_compat_emulated() */
+/* The program has asked for locked memory (mlock*(), MAP_LOCKED). */
+static _Atomic bool may_lock;
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static int (*real_sigprocmask)(int, const sigset_t *, sigset_t *);
@@ -359,6 +379,113 @@ static int range_vmas(unsigned long start, unsigned long end,
 	return ret;
 }
 
+/*
+ * /proc/self/maps, kept open for PROCMAP_QUERY: -1 before the first
+ * query, and again in a child (whose maps it is not).  The descriptor is
+ * checked by its answer: a program that closed it, or reused its number,
+ * gets no answer from it, and the shim opens another.
+ */
+static _Atomic int maps_fd = -1;
+static _Atomic pid_t maps_pid;
+
+static int maps_query(struct rfp_procmap_query *q)
+{
+	pid_t pid = getpid();
+	int fd, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		fd = atomic_load(&maps_fd);
+		if (fd < 0 || atomic_load(&maps_pid) != pid) {
+			fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return -ENOTTY;
+			atomic_store(&maps_pid, pid);
+			atomic_store(&maps_fd, fd);
+		}
+		if (!ioctl(fd, RFP_PROCMAP_QUERY, q))
+			return 0;
+		if (errno == ENOENT)
+			return -ENOENT;
+		/* Not (or no longer) ours: leave that number to the program. */
+		atomic_store(&maps_fd, -1);
+	}
+	return -ENOTTY;
+}
+
+/* The VMA that covers ADDR, without its VmFlags: 0, -ENOENT, -ENOTTY. */
+static int query_vma(unsigned long addr, struct vma *v)
+{
+	struct rfp_procmap_query q = {
+		.size = sizeof(q),
+		.query_addr = addr,
+		.vma_name_size = sizeof(v->path),
+		.vma_name_addr = (uintptr_t)v->path,
+	};
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	ret = maps_query(&q);
+	if (ret)
+		return ret;
+	v->start = q.vma_start;
+	v->end = q.vma_end;
+	v->perms[0] = q.vma_flags & RFP_QUERY_READABLE ? 'r' : '-';
+	v->perms[1] = q.vma_flags & RFP_QUERY_WRITABLE ? 'w' : '-';
+	v->perms[2] = q.vma_flags & RFP_QUERY_EXECUTABLE ? 'x' : '-';
+	v->perms[3] = q.vma_flags & RFP_QUERY_SHARED ? 's' : 'p';
+	v->major = q.dev_major;
+	v->minor = q.dev_minor;
+	v->ino = q.inode;
+	return 0;
+}
+
+/* VmLck of /proc/self/status, in kB; -1 when it cannot be read. */
+static long locked_kb(void)
+{
+	struct reader r = { .fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC) };
+	const char *p;
+	char *line;
+	long kb = -1;
+
+	if (r.fd < 0)
+		return -1;
+	while ((line = next_line(&r)))
+		if (!strncmp(line, "VmLck:", 6)) {
+			p = line + 6;
+			skip_spaces(&p);
+			while (*p == '\t' || *p == ' ')
+				p++;
+			kb = parse_dec(&p);
+			break;
+		}
+	close(r.fd);
+	return kb;
+}
+
+/*
+ * The VMAs over [start, end) as range_vmas() gives them, and whether the
+ * first is VM_LOCKED.  The common case is answered by PROCMAP_QUERY alone:
+ * a range inside one writable VMA (a writable shared VMA is VM_SHARED:
+ * mmap() clears VM_SHARED only with VM_MAYWRITE) of a process that has
+ * locked nothing.  Everything else reads /proc/self/smaps.
+ */
+static int lookup(unsigned long start, unsigned long end, struct vma *v,
+		  bool *locked)
+{
+	int ret = query_vma(start, v);
+
+	if (ret == -ENOENT || (!ret && v->perms[3] != 's'))
+		return -EINVAL;
+	if (!ret && end <= v->end && v->perms[1] == 'w' &&
+	    (!atomic_load(&may_lock) || locked_kb() == 0)) {
+		*locked = false;
+		return 0;
+	}
+	ret = range_vmas(start, end, v);
+	*locked = has_flag(v, "lo");
+	return ret;
+}
+
 /* ---- the file behind a VMA ---- */
 
 static bool same_file(int fd, const struct vma *v)
@@ -506,7 +633,7 @@ static long emulate(unsigned long start, unsigned long size,
 {
 	struct vma v;
 	int fd, mflags;
-	bool opened;
+	bool opened, locked;
 	long ret;
 
 	/* The kernel's checks, in its order (mm/remap_file_pages.c). */
@@ -518,7 +645,7 @@ static long emulate(unsigned long start, unsigned long size,
 		return -EINVAL;
 	if (pgoff + size / page_size < pgoff)
 		return -EINVAL;
-	ret = range_vmas(start, start + size, &v);
+	ret = lookup(start, start + size, &v, &locked);
 	if (ret)
 		return ret;
 
@@ -537,7 +664,7 @@ static long emulate(unsigned long start, unsigned long size,
 	       (v.perms[1] == 'w' ? PROT_WRITE : 0) |
 	       (v.perms[2] == 'x' ? PROT_EXEC : 0);
 	mflags = MAP_SHARED | MAP_FIXED | MAP_POPULATE | (flags & MAP_NONBLOCK);
-	if (has_flag(&v, "lo"))
+	if (locked)
 		mflags |= MAP_LOCKED;
 	ret = raw_mmap(start, size, prot, mflags, fd, pgoff);
 	if (opened)
@@ -561,9 +688,9 @@ static void announce(void)
 		comm[n > 0 ? n - 1 : 0] = '\0';
 		close(fd);
 	}
-	say("rfp-compat: ", comm, " (", ul(buf, pid, 10),
-	    "): the kernel refuses remap_file_pages(): emulated with mmap(MAP_FIXED)\n",
-	    NULL);
+	say("rfp-compat: ", comm, " (", ul(buf, pid, 10), "): ",
+	    always ? "" : "the kernel refuses remap_file_pages(): ",
+	    "remap_file_pages() emulated with mmap(MAP_FIXED)\n", NULL);
 }
 
 /* Every call, from glibc's wrapper or from the SIGSYS handler. */
@@ -727,6 +854,8 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	void *p;
 	int dup;
 
+	if (flags & MAP_LOCKED)
+		atomic_store(&may_lock, true);
 	if (is_shared(flags) && (flags & MAP_ANONYMOUS) && !(flags & MAP_HUGETLB) &&
 	    len) {
 		p = shared_anon_from_memfd(addr, len, prot, flags);
@@ -753,18 +882,45 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	return p;
 }
 
-#if !defined(__LP64__)
+/* What programs built with _FILE_OFFSET_BITS=64 call. */
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
 	if (off != (off_t)off) {
-		/* Beyond off_t: no file of the shim's to keep track of here. */
-		long p = syscall(SYS_mmap2, addr, len, prot, flags, fd,
-				 (unsigned long)(off / page_size));
-		return (void *)p;
+		/* Past a 32-bit off_t: mmap2 takes it in pages. */
+#ifdef SYS_mmap2
+		if (off & (page_size - 1)) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		return (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd,
+				       (unsigned long)(off / page_size));
+#endif
 	}
 	return mmap(addr, len, prot, flags, fd, off);
 }
-#endif
+
+/*
+ * Whether a VMA may be locked is asked of the kernel only once the
+ * program has asked for locked memory (the common remap then needs no
+ * read of /proc/self/status).
+ */
+int mlock(const void *addr, size_t len)
+{
+	atomic_store(&may_lock, true);
+	return syscall(SYS_mlock, addr, len);
+}
+
+int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	atomic_store(&may_lock, true);
+	return syscall(SYS_mlock2, addr, len, flags);
+}
+
+int mlockall(int flags)
+{
+	atomic_store(&may_lock, true);
+	return syscall(SYS_mlockall, flags);
+}
 
 /* Drop the memfds of shared anonymous mappings that are gone. */
 static void drop_unmapped_memfds(void)

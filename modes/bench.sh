@@ -1,7 +1,9 @@
 # make bench: rfp-bench on the stock and on the patched kernel of CONFIG,
 # each booted under -icount shift=0,sleep=off (the guest clock counts guest
 # instructions: runs agree within about 1%, where TCG's wall time swings by
-# a third), then one table of both (bench.json and a plot in BENCH_OUT).
+# a third), then one table of both (bench.json and a plot in BENCH_OUT);
+# and rfp-bench under rfp-compat on the patched kernel with the syscall
+# refused, against the kernel's own remap.
 case "$REPEATS" in
 '' | *[!0-9]*) die "REPEATS must be a number from 1 to 32 (got '$REPEATS')" ;;
 esac
@@ -13,4 +15,8 @@ for k in stock patched; do
 	guest "bench-$k" "$k" "$CONFIG" --icount
 	test_cmd rfp-bench "rfp-ktap bench $REPEATS"
 done
+# rfp-compat's emulation, on the patched kernel with the syscall refused.
+guest bench-compat patched "$CONFIG" --icount \
+	--append sysctl.vm.remap_file_pages=0 --cpio "$RFP_CACHE/userspace/compat.cpio"
+test_cmd rfp-bench "rfp-ktap bench $REPEATS /compat/rfp-compat -q /compat/rfp-bench"
 host_step report bench_report

@@ -1,7 +1,7 @@
 # make check: the series' kselftests, a short stress, fault injection and
 # fuzzing on the kernel that KERNEL and CONFIG name; on the patched base
-# kernel also the boot-time cases and the differential run against stock;
-# then the host's checks.
+# kernel also the boot-time cases, the differential run against stock and
+# rfp-compat with the syscall refused; then the host's checks.
 kselftests() { # [kselftest args]: both binaries, from the ext4 disk
 	local b
 	for b in remap_file_pages_64 remap_file_pages_32; do
@@ -23,6 +23,7 @@ if [ "$KERNEL-$CONFIG" = patched-base ]; then
 	guest norfp patched norfp
 	kselftests -t syscall_matches_kernel_config
 	. "$TOP/modes/diff.sh"
+	. "$TOP/modes/compat.sh"
 fi
 
 host_step host host_checks

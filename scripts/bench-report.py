@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Put the stock and patched rfp-bench outputs side by side.
 
-Usage: bench-report.py STOCK.txt PATCHED.txt OUTDIR
+Usage: bench-report.py STOCK.txt PATCHED.txt OUTDIR [SHIM.txt]
+
+SHIM.txt: rfp-bench under rfp-compat on the patched kernel with the
+syscall refused, a column of its own with its cost against the kernel's.
 
 Prints the table, writes OUTDIR/bench.json, and, when gnuplot is there,
 OUTDIR/bench-scaling.png (cost of one remap against the process's VMAs).
@@ -36,11 +39,12 @@ def parse(path):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     srel, stock = parse(sys.argv[1])
     prel, patched = parse(sys.argv[2])
     out = sys.argv[3]
+    shim = parse(sys.argv[4])[1] if len(sys.argv) == 5 else {}
     if not stock or not patched:
         sys.exit('bench-report: no results in %s or %s' % tuple(sys.argv[1:3]))
 
@@ -60,6 +64,9 @@ def main():
             'runs_stock': s['runs'],
             'runs_patched': p['runs'],
         })
+        if name in shim:
+            rows[-1]['shim'] = shim[name]['per_call']
+            rows[-1]['runs_shim'] = shim[name]['runs']
 
     print('guest instructions per remap_file_pages() call, median of %d runs'
           % len(rows[0]['runs_stock']))
@@ -72,6 +79,17 @@ def main():
             r['scenario'], r['calls'], r['stock'], r['patched'], r['ratio'],
             r['vmas_after_stock'], r['vmas_after_patched']))
     print('(ratio: stock / patched; VMAs after: the window\'s, stock / patched)')
+    if shim:
+        print()
+        print('rfp-compat, the shim in user space, on the patched kernel with')
+        print('vm.remap_file_pages=0, against the kernel\'s own remap:')
+        print('%-22s %9s %9s %7s' % ('scenario', 'patched', 'shim', 'cost'))
+        for r in rows:
+            if 'shim' in r:
+                print('%-22s %9d %9d %6.2fx' % (
+                    r['scenario'], r['patched'], r['shim'],
+                    r['shim'] / r['patched']))
+        print('(cost: shim / patched kernel)')
 
     with open(os.path.join(out, 'bench.json'), 'w') as f:
         json.dump({'unit': 'guest instructions per call (median)',

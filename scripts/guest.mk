@@ -10,7 +10,7 @@ BUSYBOX := /bin/busybox
 # kselftest's runner and KTAP helpers, from the kernel tree.
 KSFT_DIR := $(TREE)/tools/testing/selftests/kselftest
 
-all: $(US)/base.cpio
+all: $(US)/base.cpio $(US)/compat.cpio
 
 $(US)/bin/gen_init_cpio: $(TREE)/usr/gen_init_cpio.c
 	$(CC) -O2 -o $@ $<
@@ -27,6 +27,63 @@ $(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h \
 		$(TOP)/stress/xorshift.h $(TOOL_H)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -pthread -o $@ $<
+
+# rfp-compat (compat/): the shim, its launcher and what runs under it, all
+# dynamically linked, with the libraries they load, in compat.cpio; the
+# guests that refuse the syscall add it.  The 32-bit library serves the
+# 32-bit kselftest.
+COMPAT := $(US)/compat
+SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
+COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
+	$(COMPAT)/librfp-compat32.so $(COMPAT)/rfp-compat-test $(COMPAT)/rfp-stress \
+	$(COMPAT)/rfp-bench \
+	$(DYN_SELFTESTS)
+
+$(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@)"
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+$(COMPAT)/librfp-compat.so: $(TOP)/compat/librfp-compat.c
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@)"
+	$(CC) $(SHIM_CFLAGS) -o $@ $<
+
+$(COMPAT)/librfp-compat32.so: $(TOP)/compat/librfp-compat.c
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@)"
+	$(CC) -m32 $(SHIM_CFLAGS) -o $@ $<
+
+$(COMPAT)/rfp-compat-test: $(TOP)/compat/rfp-compat-test.c \
+		$(TREE)/tools/testing/selftests/kselftest_harness.h
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@)"
+	$(CC) -O2 -Wall -pthread -I$(TREE)/tools/testing/selftests -o $@ $<
+
+$(COMPAT)/rfp-stress: $(TOP)/stress/rfp-stress.c $(TOP)/stress/sigbus-read.h \
+		$(TOP)/stress/xorshift.h $(TOOL_H)
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@) (dynamic)"
+	$(CC) -O2 -Wall -Wextra -I$(TOP)/lib -pthread -o $@ $<
+
+$(COMPAT)/rfp-bench: $(TOP)/bench/rfp-bench.c $(TOOL_H)
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@) (dynamic)"
+	$(CC) -O2 -Wall -Wextra -I$(TOP)/lib -o $@ $<
+
+# The list: the programs under /compat, and every library they load, at
+# its own path.
+$(US)/compat.list: $(COMPAT_BINS) $(TOP)/scripts/elf-libs.sh FORCE
+	@{ \
+	  for f in $(COMPAT_BINS); do echo "/compat/$${f##*/} $$f"; done; \
+	  bash $(TOP)/scripts/elf-libs.sh $(COMPAT_BINS) | \
+	    while read -r l; do echo "$$l $$l"; done; \
+	} >$@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(US)/compat.cpio: $(US)/compat.list $(COMPAT_BINS) $(TOP)/scripts/cpio.sh
+	@echo "    CPIO $(notdir $@)"
+	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<
 
 GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
 	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff

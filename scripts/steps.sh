@@ -91,8 +91,12 @@ bench_report() {
 			return 1
 		fi
 	done
+	if ! guest_file bench-compat /bench.txt "$BENCH_OUT/shim.txt"; then
+		echo "not ok - no rfp-bench output from rfp-compat"
+		return 1
+	fi
 	python3 "$TOP/scripts/bench-report.py" "$BENCH_OUT/stock.txt" \
-		"$BENCH_OUT/patched.txt" "$BENCH_OUT" | sed 's/^/# /'
+		"$BENCH_OUT/patched.txt" "$BENCH_OUT" "$BENCH_OUT/shim.txt" | sed 's/^/# /'
 	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok - bench-report.py failed"; return 1; }
 	echo "ok - the table above, also in $BENCH_OUT/bench.json"
 }

@@ -21,22 +21,28 @@ if [ "$(cat "$US/uapi.rev" 2>/dev/null)" != "$uapi_rev" ]; then
 	step_done
 fi
 
-# The kselftests the harness runs, 64- and 32-bit, statically linked.
+# The kselftests the harness runs, 64- and 32-bit: statically linked for
+# the guests, and dynamically linked in mm-dyn/ for rfp-compat, which
+# needs the dynamic loader (the last EXTRA_CFLAGS= wins).
 SELFTESTS=(remap_file_pages_64 remap_file_pages_32)
-targets=()
-for t in "${SELFTESTS[@]}"; do
-	targets+=("$US/mm/$t")
-done
-if ! mm_selftest_make "$TREE" "$US/mm" -q "${targets[@]}" >/dev/null 2>&1; then
-	step "building kselftests: ${SELFTESTS[*]}"
-	if ! mm_selftest_make "$TREE" "$US/mm" "${targets[@]}" \
-		>"$US/selftests.log" 2>&1; then
-		grep -E -A4 'error' "$US/selftests.log" | head -n 40 >&2 || tail -n 30 "$US/selftests.log" >&2
-		die "building the kselftests failed (log: $US/selftests.log)"
+build_selftests() { # OUTDIR WHAT [make args...]
+	local out=$1 what=$2 targets=() t
+	shift 2
+	for t in "${SELFTESTS[@]}"; do
+		targets+=("$out/$t")
+	done
+	mkdir -p "$out"
+	mm_selftest_make "$TREE" "$out" "$@" -q "${targets[@]}" >/dev/null 2>&1 && return
+	step "building $what kselftests: ${SELFTESTS[*]}"
+	if ! mm_selftest_make "$TREE" "$out" "$@" "${targets[@]}" >"$out/build.log" 2>&1; then
+		grep -E -A4 'error' "$out/build.log" | head -n 40 >&2 || tail -n 30 "$out/build.log" >&2
+		die "building the $what kselftests failed (log: $out/build.log)"
 	fi
 	step_done
-fi
+}
+build_selftests "$US/mm" static
+build_selftests "$US/mm-dyn" "dynamically linked" EXTRA_CFLAGS=
 
 # The demo and the initramfs, by the harness's own makefile.
 make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" TREE="$TREE" RFP_CACHE="$RFP_CACHE" \
-	SELFTESTS="${SELFTESTS[*]}"
+	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}"
