@@ -613,19 +613,20 @@ static int vma_file(const struct vma *v, bool *opened)
 
 /* ---- the emulation ---- */
 
-static long raw_mmap(unsigned long addr, unsigned long len, int prot,
-		     int flags, int fd, unsigned long pgoff)
+/* mmap() with the offset in pages, as the syscall of each ABI takes it. */
+static void *sys_mmap(unsigned long addr, unsigned long len, int prot,
+		      int flags, int fd, unsigned long pgoff)
 {
-	long ret;
-
 #ifdef SYS_mmap2
-	ret = syscall(SYS_mmap2, addr, len, prot, flags, fd, pgoff);
+	return (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd, pgoff);
 #else
-	if (pgoff > ~0UL / page_size)
-		return -EOVERFLOW;	/* what do_mmap() says to such a pgoff */
-	ret = syscall(SYS_mmap, addr, len, prot, flags, fd, pgoff * page_size);
+	if (pgoff > ~0UL / page_size) {
+		errno = EOVERFLOW;	/* what do_mmap() says to such a pgoff */
+		return MAP_FAILED;
+	}
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
+			       pgoff * page_size);
 #endif
-	return ret == -1 ? -errno : 0;
 }
 
 static long emulate(unsigned long start, unsigned long size,
@@ -666,7 +667,7 @@ static long emulate(unsigned long start, unsigned long size,
 	mflags = MAP_SHARED | MAP_FIXED | MAP_POPULATE | (flags & MAP_NONBLOCK);
 	if (locked)
 		mflags |= MAP_LOCKED;
-	ret = raw_mmap(start, size, prot, mflags, fd, pgoff);
+	ret = sys_mmap(start, size, prot, mflags, fd, pgoff) == MAP_FAILED ? -errno : 0;
 	if (opened)
 		close(fd);
 	atomic_fetch_add(&emulated, 1);
@@ -839,8 +840,8 @@ static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
 	if (fd < 0)
 		return MAP_FAILED;
 	if (ftruncate(fd, (len + page_size - 1) & ~(page_size - 1)) ||
-	    (p = (void *)syscall(SYS_mmap, addr, len, prot, flags & ~MAP_ANONYMOUS,
-				 fd, 0)) == MAP_FAILED ||
+	    (p = sys_mmap((unsigned long)addr, len, prot, flags & ~MAP_ANONYMOUS,
+			  fd, 0)) == MAP_FAILED ||
 	    !keep(fd, true)) {
 		close(fd);
 		return MAP_FAILED;
@@ -862,15 +863,12 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 		if (p != MAP_FAILED)
 			return p;
 	}
-#ifdef SYS_mmap2
 	if (off & (page_size - 1)) {
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
-	p = (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd, off / page_size);
-#else
-	p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-#endif
+	p = sys_mmap((unsigned long)addr, len, prot, flags, fd,
+		     (unsigned long)off / page_size);
 	if (p == MAP_FAILED || !is_shared(flags) || (flags & MAP_ANONYMOUS) ||
 	    !writable(fd))
 		return p;
@@ -886,15 +884,13 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
 	if (off != (off_t)off) {
-		/* Past a 32-bit off_t: mmap2 takes it in pages. */
-#ifdef SYS_mmap2
+		/* Past a 32-bit off_t: no file kept, the mapping made. */
 		if (off & (page_size - 1)) {
 			errno = EINVAL;
 			return MAP_FAILED;
 		}
-		return (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd,
-				       (unsigned long)(off / page_size));
-#endif
+		return sys_mmap((unsigned long)addr, len, prot, flags, fd,
+				off / page_size);
 	}
 	return mmap(addr, len, prot, flags, fd, off);
 }
