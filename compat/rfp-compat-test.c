@@ -401,8 +401,12 @@ static int child_main(const char *what)
 
 	page = sysconf(_SC_PAGESIZE);
 	w = make_window(SHARED_ANON);
+	if (!strcmp(what, "raw-call"))
+		return raw_rfp(w, 1, 0, 0) ? errno : 0;
 	if (before < 0 || w == MAP_FAILED || reverse(w, raw_rfp) || !reversed(w))
 		return 1;
+	if (!strcmp(what, "raw-call"))
+		return 0;	/* the remaps above were the test */
 	if (!strcmp(what, "fork")) {
 		pid_t pid = fork();
 		int status;
@@ -554,6 +558,64 @@ TEST(unseen_shared_anonymous_mapping)
 			       "without privileges, the call fails with ENOSYS");
 		}
 	}
+}
+
+/* The Seccomp: line of /proc/self/status: 0 none, 2 a filter. */
+static int seccomp_mode(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+	int mode = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "Seccomp: %d", &mode);
+	if (f)
+		fclose(f);
+	return mode;
+}
+
+/*
+ * rfp-compat --glibc-only (RFP_COMPAT_SECCOMP=0) installs no filter:
+ * glibc's wrapper is emulated, a raw call is not.  make compat runs this
+ * case so; under the filter, which nothing removes, it skips.
+ */
+TEST(glibc_only_without_filter)
+{
+	long before = emulated();
+	char *w;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (before < 0)
+		SKIP(return, "librfp-compat.so is not loaded: run this under rfp-compat");
+	if (seccomp_mode() != 0)
+		SKIP(return, "a seccomp filter is installed: run this under rfp-compat --glibc-only");
+	w = make_window(SHARED_ANON);
+	ASSERT_NE(MAP_FAILED, w);
+	ASSERT_EQ(0, reverse(w, glibc_rfp));
+	ASSERT_TRUE(reversed(w));
+	ASSERT_EQ(before + PAGES, emulated());
+	raw_rfp(w, 1, 0, 0);
+	ASSERT_EQ(before + PAGES, emulated());
+}
+
+/*
+ * The filter outlives exec(): a child that does not load the shim (here
+ * LD_PRELOAD cleared) and makes the raw call dies of SIGSYS, where it
+ * would have got ENOSYS without the shim (README, "What it cannot do").
+ */
+TEST(child_without_the_shim_dies_of_sigsys)
+{
+	char out[4096];
+	char *argv[] = { "rfp-compat-test", "--child", "raw-call", NULL };
+	int status;
+
+	if (emulated() < 0)
+		SKIP(return, "librfp-compat.so is not loaded: run this under rfp-compat");
+	if (seccomp_mode() != 2)
+		SKIP(return, "no seccomp filter (rfp-compat --glibc-only)");
+	status = run_self(argv, "LD_PRELOAD=", out, sizeof(out));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGSYS, WTERMSIG(status));
 }
 
 int main(int argc, char **argv)

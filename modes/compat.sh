@@ -17,6 +17,8 @@ for g in off norfp; do
 		guest compat-norfp patched norfp --cpio "$COMPAT_CPIO"
 	fi
 	test_cmd compat-test "/compat/rfp-compat /compat/rfp-compat-test"
+	test_cmd compat-glibc-only \
+		"/compat/rfp-compat --glibc-only /compat/rfp-compat-test -t glibc_only_without_filter"
 	# A case that skips because "this kernel has no remap_file_pages()"
 	# ran without the shim: that is a failure here.
 	for b in 64 32; do
