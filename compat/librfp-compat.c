@@ -412,14 +412,17 @@ static int maps_query(struct rfp_procmap_query *q)
 	return -ENOTTY;
 }
 
-/* The VMA that covers ADDR, without its VmFlags: 0, -ENOENT, -ENOTTY. */
-static int query_vma(unsigned long addr, struct vma *v)
+/*
+ * The VMA that covers ADDR, without its VmFlags, and without its path
+ * unless NAME (it costs a d_path()): 0, -ENOENT, -ENOTTY.
+ */
+static int query_vma(unsigned long addr, struct vma *v, bool name)
 {
 	struct rfp_procmap_query q = {
 		.size = sizeof(q),
 		.query_addr = addr,
-		.vma_name_size = sizeof(v->path),
-		.vma_name_addr = (uintptr_t)v->path,
+		.vma_name_size = name ? sizeof(v->path) : 0,
+		.vma_name_addr = name ? (uintptr_t)v->path : 0,
 	};
 	int ret;
 
@@ -472,7 +475,7 @@ static long locked_kb(void)
 static int lookup(unsigned long start, unsigned long end, struct vma *v,
 		  bool *locked)
 {
-	int ret = query_vma(start, v);
+	int ret = query_vma(start, v, false);
 
 	if (ret == -ENOENT || (!ret && v->perms[3] != 's'))
 		return -EINVAL;
@@ -581,7 +584,7 @@ static int program_fd(const struct vma *v)
  * writing (as the file of a VM_SHARED VMA was); *opened when the caller
  * must close it.
  */
-static int vma_file(const struct vma *v, bool *opened)
+static int vma_file(struct vma *v, bool *opened)
 {
 	char path[80], a[24], b[24];
 	int fd;
@@ -597,6 +600,13 @@ static int vma_file(const struct vma *v, bool *opened)
 	join(path, sizeof(path), "/proc/self/map_files/", ul(a, v->start, 16),
 	     "-", ul(b, v->end, 16), NULL);
 	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && !v->path[0]) {
+		struct vma named;
+
+		/* The fast lookup left the path out. */
+		if (!query_vma(v->start, &named, true) && named.ino == v->ino)
+			memcpy(v->path, named.path, sizeof(v->path));
+	}
 	if (fd < 0 && v->path[0] == '/' && !strstr(v->path, " (deleted)"))
 		fd = open(v->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)

@@ -618,6 +618,47 @@ TEST(child_without_the_shim_dies_of_sigsys)
 	ASSERT_EQ(SIGSYS, WTERMSIG(status));
 }
 
+/*
+ * A file mapped behind the shim's back, its descriptor closed, but still
+ * linked: the path in /proc/self/maps serves, without privileges too.
+ */
+TEST(unseen_linked_file_by_path)
+{
+	char path[] = "/dev/shm/rfp-compat-XXXXXX";
+	int status, drop;
+	pid_t pid;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (emulated() < 0)
+		SKIP(return, "librfp-compat.so is not loaded: run this under rfp-compat");
+	for (drop = 0; drop < 2; drop++) {
+		if (drop && getuid() != 0)
+			break;
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			int fd;
+			char *w;
+
+			if (drop && (setgid(65534) || setuid(65534)))
+				_exit(2);
+			fd = mkstemp(path);
+			if (fd < 0 || ftruncate(fd, 2 * page))
+				_exit(3);
+			w = (char *)syscall(SYS_mmap, NULL, 2 * page,
+					    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			close(fd);
+			strcpy(w + page, "page 1");
+			fd = raw_rfp(w, 1, 1, 0) ? errno : strcmp(w, "page 1") ? 4 : 0;
+			unlink(path);
+			_exit(fd);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%s", drop ? "as uid 65534" : "as this process is");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--child"))
