@@ -97,7 +97,7 @@ bisect_test() { # dir step
 			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
 		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"
 	fi
-	if git -C "$dir" log --format=%s "$BASE_TAG.." | grep -q '^tools/testing/vma: add vma_close'; then
+	if [ -n "$(git -C "$dir" log --format=%s --grep='^tools/testing/vma: add vma_close' "$BASE_TAG..")" ]; then
 		bash "$TOP/scripts/vma-tests.sh" "$dir" | sed 's/^/    /' ||
 			die "tools/testing/vma fails after $2"
 	fi
