@@ -276,6 +276,25 @@ TEST_F(window, mlock_kept)
 	ASSERT_EMULATED(1);
 }
 
+/*
+ * What the shim cannot see: memory locked with the raw syscall, in a
+ * process that never asked glibc for locked memory.  A remap inside one
+ * writable VMA then takes the fast path, which does not ask the kernel
+ * about VM_LOCKED, and the remapped page is no longer locked, where the
+ * kernel's remap keeps it locked (README, "What it cannot do").
+ */
+TEST_F(window, raw_mlock_is_lost)
+{
+	if (syscall(SYS_mlock, self->w, PAGES * page))
+		SKIP(return, "mlock: %s", strerror(errno));
+	ASSERT_EQ(1, vmflag(self->w + page, " lo"));
+	ASSERT_EQ(0, raw_rfp(self->w + page, 1, 6, MAP_NONBLOCK));
+	ASSERT_EMULATED(1);
+	EXPECT_EQ(6, shows(self->w, 1));
+	EXPECT_EQ(0, vmflag(self->w + page, " lo"));
+	EXPECT_EQ(1, vmflag(self->w, " lo"));
+}
+
 /* A child's remaps do not change the parent's window. */
 TEST_F(window, fork_keeps_layouts_apart)
 {
