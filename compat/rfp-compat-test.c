@@ -538,41 +538,52 @@ TEST_F(window, without_privileges)
  * descriptor anywhere.  The call fails with the kernel's -ENOSYS, and the
  * shim says why.  As root, /proc/self/map_files serves.
  */
-static int remap_unseen_shared_anonymous(int drop)
+static int remap_unseen_shared_anonymous(void)
 {
 	char *w = (char *)syscall(SYS_mmap, NULL, 2 * page,
 				  PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
-	if (drop && (setgid(65534) || setuid(65534)))
-		return -2;
 	strcpy(w + page, "page 1");
 	if (raw_rfp(w, 1, 1, 0))
 		return errno;
-	return strcmp(w, "page 1") ? -1 : 0;
+	return strcmp(w, "page 1") ? 255 : 0;
+}
+
+/*
+ * FN's answer (0, or an errno) from a child that first drops to uid
+ * 65534 if DROP; -1 when it did not exit.
+ */
+static int in_child(int (*fn)(void), int drop)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (drop && (setgid(65534) || setuid(65534)))
+			_exit(254);
+		_exit(fn() & 0xff);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 TEST(unseen_shared_anonymous_mapping)
 {
-	int status, drop;
-	pid_t pid;
+	int drop;
 
 	page = sysconf(_SC_PAGESIZE);
 	if (emulated() < 0)
 		SKIP(return, "librfp-compat.so is not loaded: run this under rfp-compat");
 	/* As this process is, then (as root) without privileges. */
-	for (drop = 0; drop < 2; drop++) {
+	for (drop = 0; drop < 2 && (!drop || getuid() == 0); drop++) {
 		int privileged = getuid() == 0 && !drop;
 
-		if (drop && getuid() != 0)
-			break;
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (pid == 0)
-			_exit(remap_unseen_shared_anonymous(drop) & 0xff);
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFEXITED(status));
-		EXPECT_EQ(privileged ? 0 : ENOSYS, WEXITSTATUS(status)) {
+		EXPECT_EQ(privileged ? 0 : ENOSYS,
+			  in_child(remap_unseen_shared_anonymous, drop)) {
 			TH_LOG("%s", privileged ? "as root, map_files gives the file" :
 			       "without privileges, the call fails with ENOSYS");
 		}
@@ -637,45 +648,37 @@ TEST(child_without_the_shim_dies_of_sigsys)
 	ASSERT_EQ(SIGSYS, WTERMSIG(status));
 }
 
+static int remap_unseen_linked_file(void)
+{
+	char path[] = "/dev/shm/rfp-compat-XXXXXX";
+	int fd = mkstemp(path), ret;
+	char *w;
+
+	if (fd < 0 || ftruncate(fd, 2 * page))
+		return 253;
+	w = (char *)syscall(SYS_mmap, NULL, 2 * page, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, 0);
+	close(fd);
+	strcpy(w + page, "page 1");
+	ret = raw_rfp(w, 1, 1, 0) ? errno : strcmp(w, "page 1") ? 255 : 0;
+	unlink(path);
+	return ret;
+}
+
 /*
  * A file mapped behind the shim's back, its descriptor closed, but still
  * linked: the path in /proc/self/maps serves, without privileges too.
  */
 TEST(unseen_linked_file_by_path)
 {
-	char path[] = "/dev/shm/rfp-compat-XXXXXX";
-	int status, drop;
-	pid_t pid;
+	int drop;
 
 	page = sysconf(_SC_PAGESIZE);
 	if (emulated() < 0)
 		SKIP(return, "librfp-compat.so is not loaded: run this under rfp-compat");
-	for (drop = 0; drop < 2; drop++) {
-		if (drop && getuid() != 0)
-			break;
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (pid == 0) {
-			int fd;
-			char *w;
-
-			if (drop && (setgid(65534) || setuid(65534)))
-				_exit(2);
-			fd = mkstemp(path);
-			if (fd < 0 || ftruncate(fd, 2 * page))
-				_exit(3);
-			w = (char *)syscall(SYS_mmap, NULL, 2 * page,
-					    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-			close(fd);
-			strcpy(w + page, "page 1");
-			fd = raw_rfp(w, 1, 1, 0) ? errno : strcmp(w, "page 1") ? 4 : 0;
-			unlink(path);
-			_exit(fd);
-		}
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFEXITED(status));
-		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%s", drop ? "as uid 65534" : "as this process is");
-	}
+	for (drop = 0; drop < 2 && (!drop || getuid() == 0); drop++)
+		EXPECT_EQ(0, in_child(remap_unseen_linked_file, drop))
+			TH_LOG("%s", drop ? "as uid 65534" : "as this process is");
 }
 
 int main(int argc, char **argv)
