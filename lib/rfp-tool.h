@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* remap_file_pages(2), which glibc does not wrap. */
+/* remap_file_pages(2), the raw syscall (not glibc's wrapper). */
 static inline long rfp_syscall(void *start, unsigned long size,
 			       unsigned long prot, unsigned long pgoff,
 			       unsigned long flags)

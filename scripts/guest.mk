@@ -54,11 +54,11 @@ $(COMPAT)/librfp-compat32.so: $(TOP)/compat/librfp-compat.c
 	@echo "    CC $(notdir $@)"
 	$(CC) -m32 $(SHIM_CFLAGS) -o $@ $<
 
-$(COMPAT)/rfp-compat-test: $(TOP)/compat/rfp-compat-test.c \
+$(COMPAT)/rfp-compat-test: $(TOP)/compat/rfp-compat-test.c $(TOOL_H) \
 		$(TREE)/tools/testing/selftests/kselftest_harness.h
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
-	$(CC) -O2 -Wall -pthread -I$(TREE)/tools/testing/selftests -o $@ $<
+	$(CC) -O2 -Wall -pthread -I$(TREE)/tools/testing/selftests -I$(TOP)/lib -o $@ $<
 
 $(COMPAT)/rfp-stress: $(TOP)/stress/rfp-stress.c $(TOP)/stress/sigbus-read.h \
 		$(TOP)/stress/xorshift.h $(TOOL_H)
