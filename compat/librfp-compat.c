@@ -143,6 +143,12 @@ static unsigned long page_size;
 static int quiet, always;
 static _Atomic pid_t refused_pid;	/* the kernel said -ENOSYS to this process */
 static _Atomic pid_t announced_pid;
+/*
+ * This process's pid, asked once a call by rfp_call() for everything the
+ * call does (all threads of a process share it; a child has its own copy
+ * of this variable, set at its first call).
+ */
+static _Atomic pid_t self_pid;
 static _Atomic unsigned long emulated;	/* for tests: rfp_compat_emulated() */
 /* The program has asked for locked memory (mlock*(), MAP_LOCKED). */
 static _Atomic bool may_lock;
@@ -390,7 +396,7 @@ static _Atomic pid_t maps_pid;
 
 static int maps_query(struct rfp_procmap_query *q)
 {
-	pid_t pid = getpid();
+	pid_t pid = atomic_load(&self_pid);
 	int fd, tries;
 
 	for (tries = 0; tries < 2; tries++) {
@@ -687,7 +693,7 @@ static long emulate(unsigned long start, unsigned long size,
 static void announce(void)
 {
 	char buf[24], comm[32] = "?";
-	pid_t pid = getpid();
+	pid_t pid = atomic_load(&self_pid);
 	int fd;
 
 	if (quiet || atomic_exchange(&announced_pid, pid) == pid)
@@ -711,6 +717,7 @@ static long rfp_call(unsigned long start, unsigned long size,
 {
 	pid_t pid = getpid();
 
+	atomic_store(&self_pid, pid);
 	if (!always && atomic_load(&refused_pid) != pid) {
 		long ret = syscall(SYS_remap_file_pages, start, size, prot,
 				   pgoff, flags, RFP_MARKER);
