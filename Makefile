@@ -7,8 +7,13 @@
 # place (README, "Variables", says what each does).  The scripts get them
 # from here, through make or ./rfp; 'make help' prints their values.
 RFP_CACHE ?= $(HOME)/.cache/rfp
+# x86_64, i386 or arm64: config/arch/$(ARCH).sh says how to build and boot.
+ARCH ?= x86_64
 KERNEL ?= patched
 CONFIG ?= base
+# make check and make compat: all, or one (only the kernel KERNEL and
+# CONFIG name: no CONFIG_REMAP_FILE_PAGES=n kernel, no stock one).
+KERNELS ?= all
 ACCEL ?= auto
 ICOUNT ?= 0
 TIMEOUT ?= 900
@@ -18,7 +23,7 @@ BOOTARGS ?=
 FORCE ?= 0
 JOBS ?= $(shell nproc)
 REPEATS ?= 5
-BENCH_OUT ?= $(RFP_CACHE)/bench
+BENCH_OUT ?= $(RFP_CACHE)/bench/$(ARCH)
 STRESS_PROCS ?= 3
 STRESS_THREADS ?= 3
 FUZZ_CALLS ?= 20000
@@ -27,7 +32,7 @@ SEEDS ?= 1 2 3 4 5 6
 STEPS ?= 500
 # Its default is the mode's: 10 in make check, 120 in make stress.
 STRESS_SECONDS ?=
-SETTINGS := RFP_CACHE KERNEL CONFIG ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS \
+SETTINGS := ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS \
 	FORCE JOBS REPEATS BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
 	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS
 export $(SETTINGS)
@@ -59,6 +64,8 @@ help:
 	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
 	@echo "make deps        only install the Debian packages"
+	@echo
+	@echo "Every target takes ARCH=x86_64 (default), arm64 or i386 (config/arch/)."
 	@echo
 	@echo "Settings (make X VAR=value; README, \"Variables\"), as they are now:"
 	@$(foreach v,$(SETTINGS),printf '  %s=%s\n' '$(v)' '$(subst ','\'',$($(v)))';)

@@ -109,6 +109,11 @@ struct rfp_procmap_query {
 #define RFP_AUDIT_ARCH	AUDIT_ARCH_AARCH64
 #define UC_ARG(uc, n)	((unsigned long)(uc)->uc_mcontext.regs[n])
 #define UC_RET(uc)	((uc)->uc_mcontext.regs[0])
+#elif defined(__arm__) && defined(__ARM_EABI__)
+#define RFP_AUDIT_ARCH	AUDIT_ARCH_ARM
+/* arm_r0 to arm_r10 follow one another in struct sigcontext. */
+#define UC_ARG(uc, n)	((&(uc)->uc_mcontext.arm_r0)[n])
+#define UC_RET(uc)	((uc)->uc_mcontext.arm_r0)
 #else
 #error "rfp-compat: add the audit arch and the syscall registers of this architecture"
 #endif

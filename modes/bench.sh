@@ -17,6 +17,6 @@ for k in stock patched; do
 done
 # rfp-compat's emulation, on the patched kernel with the syscall refused.
 guest bench-compat patched "$CONFIG" --icount \
-	--append sysctl.vm.remap_file_pages=0 --cpio "$RFP_CACHE/userspace/compat.cpio"
+	--append sysctl.vm.remap_file_pages=0 --cpio "$US/compat.cpio"
 test_cmd rfp-bench "rfp-ktap bench $REPEATS /compat/rfp-compat -q /compat/rfp-bench"
 host_step report bench_report

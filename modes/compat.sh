@@ -1,15 +1,17 @@
 # make compat: rfp-compat (compat/) where the kernel refuses the syscall:
 # the patched kernel booted with vm.remap_file_pages=0, and the kernel
 # built without CONFIG_REMAP_FILE_PAGES.  Under the shim: its own test,
-# the series' kselftest (dynamically linked, 64- and 32-bit) but for the
-# cases about the knob itself, and rfp-stress with its model check.
-COMPAT_CPIO=$RFP_CACHE/userspace/compat.cpio
+# the series' kselftest (dynamically linked; 64- and 32-bit where ARCH's
+# kernel runs both) but for the cases about the knob itself, and
+# rfp-stress with its model check.
+COMPAT_CPIO=$US/compat.cpio
 # What the kselftest checks of the knob, which the shim hides by design:
 # the sysctl and its boot value, -ENOSYS when refused, the counters, the
 # log lines and the tracepoint of refused and emulated calls.
 COMPAT_KSFT_SKIP="-F knob -T sysctl_boot_value -T syscall_matches_kernel_config"
 
-for g in off norfp; do
+# KERNELS=one: the patched base kernel only.
+for g in off $([ "$KERNELS" = one ] || echo norfp); do
 	if [ $g = off ]; then
 		guest compat-off patched base --append sysctl.vm.remap_file_pages=0 \
 			--cpio "$COMPAT_CPIO"
@@ -21,7 +23,7 @@ for g in off norfp; do
 		"/compat/rfp-compat --glibc-only /compat/rfp-compat-test -t glibc_only_without_filter"
 	# A case that skips because "this kernel has no remap_file_pages()"
 	# ran without the shim: that is a failure here.
-	for b in 64 32; do
+	for b in $(user_bits); do
 		test_cmd "compat-kselftest-$b" "cd /mnt/disk
 /compat/rfp-compat -q /compat/remap_file_pages_$b $COMPAT_KSFT_SKIP >/tmp/out 2>&1
 rc=\$?

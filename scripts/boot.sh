@@ -4,7 +4,8 @@
 # Usage: boot.sh --obj KBUILD_DIR --run DIR [options] JOB [PROG]
 #        boot.sh --obj KBUILD_DIR --run DIR [options] --shell
 #
-#   --obj DIR        the kernel's build directory (bzImage and .config)
+#   --obj DIR        the kernel's build directory (its image and .config),
+#                    for ARCH: config/arch/ARCH.sh says how to boot it
 #   --run DIR        where the run's files and logs go
 #   --cpio FILE      one more initramfs archive (repeatable)
 #   --append ARGS    more kernel command line
@@ -13,21 +14,21 @@
 #   --icount         -icount shift=0,sleep=off (TCG): the guest clock
 #                    counts guest instructions
 #   --mem SIZE, --smp N                     (default 2G, 2)
-#   --qemu BIN       the QEMU to run (default qemu-system-x86_64)
+#   --qemu BIN       the QEMU to run (default: ARCH's)
 #   --kvm-dev PATH   the KVM device to probe (default /dev/kvm)
 #   --accel-cache F  where the probe's answer is kept (default
-#                    $RFP_CACHE/accel; delete it to probe again)
+#                    $RFP_CACHE/accel-ARCH; delete it to probe again)
 #
 # The job runs as a shell script under the guest's /init.  Its output comes
-# on the second serial port ($RUN/out.log, printed here as it comes), the
-# kernel log on the first ($RUN/console.log), and the job's exit status on
-# a third one of its own ($RUN/status).  Exit status: the job's, or 1 when
+# on a port of its own ($RUN/out.log, printed here as it comes), the
+# kernel log on the console ($RUN/console.log), and the job's exit status
+# on a third port ($RUN/status): ARCH's qemu_ports() says which.  Exit status: the job's, or 1 when
 # the kernel reported a problem, the guest hung or timed out, or it ended
 # before the job did (then the kernel log's tail is printed).
 . "$(dirname "$0")/lib.sh"
 
 OBJ= RUN= APPEND_MORE= TIMEOUT_S=900 ACCEL_WANT=auto ICOUNT_ON=0 MEM_SZ=2G
-NCPU=2 QEMU_BIN=qemu-system-x86_64 KVM_DEV=/dev/kvm ACCEL_CACHE=$RFP_CACHE/accel
+NCPU=2 QEMU_BIN=$QEMU_SYSTEM KVM_DEV=/dev/kvm ACCEL_CACHE=$RFP_CACHE/accel-$ARCH
 CPIOS=() SHELL_MODE=0
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -52,9 +53,8 @@ done
 [ -n "$OBJ" ] && [ -n "$RUN" ] || die "usage: boot.sh --obj KBUILD_DIR --run DIR [options] JOB [PROG] (or --shell)"
 case "$TIMEOUT_S" in '' | *[!0-9]*) die "--timeout wants seconds (got '$TIMEOUT_S')" ;; esac
 case "$ACCEL_WANT" in auto | kvm | tcg) ;; *) die "--accel: use kvm, tcg or auto (got '$ACCEL_WANT')" ;; esac
-BZIMAGE=$OBJ/arch/x86/boot/bzImage
-US=${RFP_CACHE}/userspace
-[ -f "$BZIMAGE" ] || die "no kernel at $BZIMAGE: build it first (make kernel)"
+KERNEL_IMAGE=$OBJ/$KIMAGE
+[ -f "$KERNEL_IMAGE" ] || die "no kernel at $KERNEL_IMAGE: build it first (make kernel ARCH=$ARCH)"
 [ -f "$US/base.cpio" ] || die "no initramfs at $US/base.cpio (scripts/userspace.sh)"
 mkdir -p "$RUN"
 
@@ -83,17 +83,22 @@ make_disk() { # dir
 qemu_cmd() { # dir accel-args...
 	local dir=$1
 	shift
-	QEMU=("$QEMU_BIN" "$@" -smp "$NCPU" -m "$MEM_SZ" -nodefaults
-		-display none -no-reboot -kernel "$BZIMAGE" -initrd "$dir/initrd.cpio"
-		-drive "file=$dir/disk.img,if=virtio,format=raw")
+	QEMU=("$QEMU_BIN" ${QEMU_MACHINE[@]+"${QEMU_MACHINE[@]}"} "$@"
+		-smp "$NCPU" -m "$MEM_SZ" -nodefaults
+		-display none -no-reboot -kernel "$KERNEL_IMAGE" -initrd "$dir/initrd.cpio"
+		-drive "file=$dir/disk.img,if=none,id=disk,format=raw"
+		-device "$QEMU_DISK,drive=disk")
 	[ "$ICOUNT_ON" = 0 ] || QEMU+=(-icount shift=0,sleep=off)
 }
 serial_files() { # dir
-	SERIALS=(-serial "file:$1/console.log" -serial "file:$1/out.log"
-		-serial "file:$1/status")
+	qemu_ports "$1/console.log" "$1/out.log" "$1/status"
+	SERIALS=("${PORTS[@]}")
 }
 
-APPEND="console=ttyS0 loglevel=7 panic=-1 oops=panic$APPEND_MORE"
+# /init writes the job's output and exit status where rfp.out= and
+# rfp.status= say.
+PORTS_ARGS="rfp.out=$GUEST_OUT rfp.status=$GUEST_STATUS"
+APPEND="console=$CONSOLE loglevel=7 panic=-1 oops=panic $PORTS_ARGS$APPEND_MORE"
 
 # KVM when it really works: a writable device is not enough here (guests
 # abort or hang), so boot a job that only exits, in a directory of its
@@ -107,7 +112,7 @@ choose_accel() {
 		ACCEL=tcg	# -icount is a TCG feature
 	elif [ -f "$ACCEL_CACHE" ]; then
 		ACCEL=$(cat "$ACCEL_CACHE")
-	elif [ ! -w "$KVM_DEV" ]; then
+	elif [ "$(uname -m)" != "$KVM_HOST" ] || [ ! -w "$KVM_DEV" ]; then
 		ACCEL=tcg
 		echo tcg >"$ACCEL_CACHE"
 	else
@@ -130,7 +135,7 @@ choose_accel() {
 	fi
 	case "$ACCEL" in
 	kvm) ACCEL_ARGS=(-accel kvm -cpu host) ;;
-	tcg) ACCEL_ARGS=(-accel tcg -cpu max) ;;
+	tcg) ACCEL_ARGS=(-accel tcg -cpu "$QEMU_CPU") ;;
 	*) die "$ACCEL_CACHE says '$ACCEL': delete it to probe again" ;;
 	esac
 }
@@ -150,7 +155,7 @@ if [ "$SHELL_MODE" = 1 ]; then
 	make_disk "$RUN"
 	qemu_cmd "$RUN" "${ACCEL_ARGS[@]}"
 	echo "==> booting $OBJ ($ACCEL) with a shell on this terminal"
-	exec "${QEMU[@]}" -append "console=ttyS0 quiet panic=-1 rfp.shell$APPEND_MORE" \
+	exec "${QEMU[@]}" -append "console=$CONSOLE quiet panic=-1 rfp.shell$APPEND_MORE" \
 		-serial mon:stdio
 fi
 

@@ -1,9 +1,9 @@
 #!/bin/bash
-# Configure and build bzImage.
+# Configure and build the kernel image of ARCH (config/arch/ARCH.sh).
 # Usage: build.sh KERNEL CONFIG       patched|stock, base|debug|norfp; objects
-#                                     in $RFP_CACHE/build/KERNEL-CONFIG
+#                                     in $RFP_CACHE/build/ARCH/KERNEL-CONFIG
 #        build.sh --bisect TREE       a scratch tree of make bisect, base
-#                                     config; objects in $RFP_CACHE/build/bisect
+#                                     config; objects in $RFP_CACHE/build/ARCH/bisect
 # An unchanged tree and config rebuild nothing.
 . "$(dirname "$0")/lib.sh"
 
@@ -11,8 +11,8 @@
 # first steps of make bisect lack the series' own options).
 if [ "${1:-}" = --bisect ]; then
 	KERNEL=bisect CONFIG=base SRC=${2:?usage: build.sh --bisect TREE}
-	OBJ=$RFP_CACHE/build/bisect
-	BZIMAGE=$OBJ/arch/x86/boot/bzImage
+	OBJ=$RFP_CACHE/build/$ARCH/bisect
+	KERNEL_IMAGE=$OBJ/$KIMAGE
 	LENIENT=1
 else
 	kernel_vars "${1:?usage: build.sh KERNEL CONFIG}" "${2:?usage: build.sh KERNEL CONFIG}"
@@ -21,11 +21,11 @@ else
 	[ "$KERNEL" != stock ] || LENIENT=1
 fi
 
-fragments=("$TOP/config/base.config")
+fragments=("$TOP/config/base.config" "$TOP/config/arch/$ARCH.config")
 [ "$CONFIG" = base ] || fragments+=("$TOP/config/$CONFIG.config")
 
 kmake() {
-	make -C "$SRC" O="$OBJ" ARCH=x86_64 "$@"
+	make -C "$SRC" O="$OBJ" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" "$@"
 }
 
 configure() {
@@ -81,7 +81,7 @@ configure() {
 		mv "$prev" "$cfg"
 	else
 		rm -f "$prev"
-		note "new kernel configuration: $cfg"
+		note "new kernel configuration: $OBJ/.config"
 	fi
 }
 
@@ -101,13 +101,13 @@ else
 	step_done
 fi
 
-step "building $KERNEL bzImage (make -j$JOBS; log: $OBJ/build.log)"
-if ! run_logged "$OBJ/build.log" kmake -j"$JOBS" bzImage; then
+step "building $KERNEL ${KIMAGE##*/} for $ARCH (make -j$JOBS; log: $OBJ/build.log)"
+if ! run_logged "$OBJ/build.log" kmake -j"$JOBS" "${KIMAGE##*/}"; then
 	echo "---- compiler output (from $OBJ/build.log) ----" >&2
 	grep -E -A4 'error:|Error [0-9]|undefined reference|\*\*\*' "$OBJ/build.log" | head -n 60 >&2 ||
 		tail -n 40 "$OBJ/build.log" >&2
 	die "building the $KERNEL kernel failed"
 fi
-[ -f "$BZIMAGE" ] || die "build finished but $BZIMAGE is missing"
-note "$(grep -m1 -o 'Kernel: .*' "$OBJ/build.log" || echo "$BZIMAGE")"
+[ -f "$KERNEL_IMAGE" ] || die "build finished but $KERNEL_IMAGE is missing"
+note "$(grep -m1 -o 'Kernel: .*' "$OBJ/build.log" || echo "$KERNEL_IMAGE")"
 step_done

@@ -9,7 +9,7 @@
 # ("dir ...", "nod ...", "slink ..."), kept as it is.
 . "$(dirname "$0")/lib.sh"
 out=${1:?usage: cpio.sh OUT.cpio < LIST}
-gen=$RFP_CACHE/userspace/bin/gen_init_cpio
+gen=$US/bin/gen_init_cpio
 [ -x "$gen" ] || die "no $gen (scripts/userspace.sh builds it)"
 
 declare -A made=()

@@ -1,5 +1,8 @@
 #!/bin/bash
-# Install the Debian packages the harness needs, if any is missing.
+# Install the Debian packages the harness needs, if any is missing: its
+# own, ARCH's (config/arch/ARCH.sh), and ARCH's busybox-static, which is
+# downloaded and unpacked into the cache (not installed: it would replace
+# the host's).
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$RFP_CACHE"
 
@@ -7,13 +10,13 @@ pkgs=(
 	linux-source-6.12	# the kernel tree
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils kmod
 	rsync			# headers_install
-	gcc-multilib		# the 32-bit selftest (IA32 emulation)
-	qemu-system-x86 busybox-static e2fsprogs
+	busybox-static e2fsprogs
 	git perl python3 file
 	python3-ply python3-git	# checkpatch.pl runs scripts/spdxcheck.py
 	gnuplot-nox		# make bench's plot
 	trinity			# make fuzz
 	liburcu-dev		# tools/testing/vma, the VMA userland tests
+	"${PACKAGES[@]}"	# ARCH's compilers and QEMU
 )
 
 missing=()
@@ -21,17 +24,52 @@ for p in "${pkgs[@]}"; do
 	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] ||
 		missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+bb=$RFP_CACHE/debs/busybox-static-$BUSYBOX_ARCH
+[ ${#missing[@]} -eq 0 ] && { [ -z "$BUSYBOX_ARCH" ] || [ -x "$bb/bin/busybox" ]; } && exit 0
 
 sudo=
 if [ "$(id -u)" != 0 ]; then
-	command -v sudo >/dev/null || die "missing packages (${missing[*]}) and not root: install them as root"
+	command -v sudo >/dev/null || die "missing packages (${missing[*]} busybox-static:$BUSYBOX_ARCH) and not root: install them as root"
 	sudo=sudo
 fi
-step "installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-run_logged "$RFP_CACHE/apt.log" $sudo apt-get update ||
-	{ tail -n 20 "$RFP_CACHE/apt.log" >&2; die "apt-get update failed"; }
-run_logged "$RFP_CACHE/apt.log" $sudo apt-get install -y --no-install-recommends "${missing[@]}" ||
-	{ tail -n 20 "$RFP_CACHE/apt.log" >&2; die "apt-get install failed"; }
-step_done
+updated=0
+apt_update() {
+	[ "$updated" = 0 ] || return 0
+	run_logged "$RFP_CACHE/apt.log" $sudo apt-get update ||
+		{ tail -n 20 "$RFP_CACHE/apt.log" >&2; die "apt-get update failed"; }
+	updated=1
+}
+# Debian multiarch: a package of another architecture (NAME:ARCH) needs
+# that architecture in dpkg's list.
+add_arch() { # DEBIAN-ARCH
+	dpkg --print-foreign-architectures | grep -qx "$1" && return
+	[ "$1" = "$(dpkg --print-architecture)" ] && return
+	$sudo dpkg --add-architecture "$1"
+	updated=0
+}
+if [ ${#missing[@]} -gt 0 ]; then
+	step "installing ${missing[*]}"
+	for p in "${missing[@]}"; do
+		case "$p" in *:*) add_arch "${p#*:}" ;; esac
+	done
+	apt_update
+	run_logged "$RFP_CACHE/apt.log" $sudo apt-get install -y --no-install-recommends "${missing[@]}" ||
+		{ tail -n 20 "$RFP_CACHE/apt.log" >&2; die "apt-get install failed"; }
+	step_done
+fi
+if [ -n "$BUSYBOX_ARCH" ] && [ ! -x "$bb/bin/busybox" ]; then
+	step "downloading busybox-static:$BUSYBOX_ARCH (Debian multiarch) into $bb"
+	add_arch "$BUSYBOX_ARCH"
+	apt_update
+	rm -rf "$bb" "$bb.deb.d"
+	mkdir -p "$bb.deb.d"
+	# apt-get download writes to the current directory, as _apt when it can.
+	chmod 777 "$bb.deb.d"
+	(cd "$bb.deb.d" && run_logged "$RFP_CACHE/apt.log" apt-get download "busybox-static:$BUSYBOX_ARCH") ||
+		{ tail -n 20 "$RFP_CACHE/apt.log" >&2; die "apt-get download busybox-static:$BUSYBOX_ARCH failed"; }
+	dpkg-deb -x "$bb.deb.d"/busybox-static_*.deb "$bb"
+	rm -rf "$bb.deb.d"
+	[ -x "$bb/bin/busybox" ] || die "busybox-static:$BUSYBOX_ARCH has no bin/busybox"
+	step_done
+fi

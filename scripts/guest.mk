@@ -1,19 +1,21 @@
 # Builds the user space of the guest that is not a kselftest: the demo, the
 # benchmark, the stress and fault-injection tools, and the base initramfs
 # (busybox, /init, the test binaries).  Called by scripts/userspace.sh, with
-# TOP, US (output directory), TREE, SELFTESTS.
+# TOP, US (output directory), TREE, SELFTESTS, and from config/arch/: CC64
+# and CC32, the compilers of the guest's 64- and 32-bit programs (either
+# may be empty), and BUSYBOX.
 
-CC ?= gcc
+HOSTCC := gcc
+CC := $(or $(CC64),$(CC32))
 CFLAGS := -O2 -Wall -Wextra -static -I$(TOP)/lib
 TOOL_H := $(TOP)/lib/rfp-tool.h
-BUSYBOX := /bin/busybox
 # kselftest's runner and KTAP helpers, from the kernel tree.
 KSFT_DIR := $(TREE)/tools/testing/selftests/kselftest
 
 all: $(US)/base.cpio $(US)/compat.cpio
 
 $(US)/bin/gen_init_cpio: $(TREE)/usr/gen_init_cpio.c
-	$(CC) -O2 -o $@ $<
+	$(HOSTCC) -O2 -o $@ $<
 
 $(US)/bin/%: $(TOP)/demo/%.c $(TOOL_H)
 	@echo "    CC $(notdir $@)"
@@ -31,12 +33,13 @@ $(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h \
 # rfp-compat (compat/): the shim, its launcher and what runs under it, all
 # dynamically linked, with the libraries they load, in compat.cpio; the
 # guests that refuse the syscall add it.  The 32-bit library serves the
-# 32-bit kselftest.
+# 32-bit programs (the launcher picks one by the program's ELF class).
 COMPAT := $(US)/compat
 SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
-COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
-	$(COMPAT)/librfp-compat32.so $(COMPAT)/rfp-compat-test $(COMPAT)/rfp-stress \
-	$(COMPAT)/rfp-bench \
+COMPAT_BINS := $(COMPAT)/rfp-compat \
+	$(if $(CC64),$(COMPAT)/librfp-compat.so) \
+	$(if $(CC32),$(COMPAT)/librfp-compat32.so) \
+	$(COMPAT)/rfp-compat-test $(COMPAT)/rfp-stress $(COMPAT)/rfp-bench \
 	$(DYN_SELFTESTS)
 
 $(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c
@@ -47,12 +50,12 @@ $(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c
 $(COMPAT)/librfp-compat.so: $(TOP)/compat/librfp-compat.c
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
-	$(CC) $(SHIM_CFLAGS) -o $@ $<
+	$(CC64) $(SHIM_CFLAGS) -o $@ $<
 
 $(COMPAT)/librfp-compat32.so: $(TOP)/compat/librfp-compat.c
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
-	$(CC) -m32 $(SHIM_CFLAGS) -o $@ $<
+	$(CC32) $(SHIM_CFLAGS) -o $@ $<
 
 $(COMPAT)/rfp-compat-test: $(TOP)/compat/rfp-compat-test.c $(TOOL_H) \
 		$(TREE)/tools/testing/selftests/kselftest_harness.h
@@ -76,8 +79,7 @@ $(COMPAT)/rfp-bench: $(TOP)/bench/rfp-bench.c $(TOOL_H)
 $(US)/compat.list: $(COMPAT_BINS) $(TOP)/scripts/elf-libs.sh FORCE
 	@{ \
 	  for f in $(COMPAT_BINS); do echo "/compat/$${f##*/} $$f"; done; \
-	  bash $(TOP)/scripts/elf-libs.sh $(COMPAT_BINS) | \
-	    while read -r l; do echo "$$l $$l"; done; \
+	  bash $(TOP)/scripts/elf-libs.sh $(COMPAT_BINS) || exit 1; \
 	} >$@.new
 	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
 

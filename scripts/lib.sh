@@ -7,7 +7,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # The settings are the Makefile's: the scripts run through make or ./rfp,
 # which pass them all (make help lists them).
-for v in RFP_CACHE KERNEL CONFIG ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS FORCE \
+for v in ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS FORCE \
 	JOBS REPEATS BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
 	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS; do
 	[ -n "${!v+set}" ] || {
@@ -16,6 +16,18 @@ for v in RFP_CACHE KERNEL CONFIG ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS FORCE \
 	}
 done
 unset v
+
+# The architecture: config/arch/$ARCH.sh says how to build for it and boot
+# it.  Each has its own build, user-space and run directories.
+[ -f "$TOP/config/arch/$ARCH.sh" ] ||
+	{
+		echo "error: unknown ARCH='$ARCH': use $(cd "$TOP/config/arch" && ls ./*.sh | sed 's|^\./||; s/\.sh$//' | paste -sd' ' | sed 's/ /, /g')" >&2
+		exit 1
+	}
+# shellcheck source=../config/arch/x86_64.sh
+. "$TOP/config/arch/$ARCH.sh"
+US=$RFP_CACHE/userspace/$ARCH	# what runs in the guest, and the initramfs
+RUNS=$RFP_CACHE/runs/$ARCH	# the runs' files and logs
 
 TREE=${RFP_CACHE}/linux		# the developer's git tree: pristine + series
 STOCK=${RFP_CACHE}/stock	# git worktree of the pristine commit
@@ -68,7 +80,7 @@ run_logged() {
 	return "$rc"
 }
 
-# SRC, OBJ and BZIMAGE of kernel KERNEL (patched|stock) built with CONFIG
+# SRC, OBJ and KERNEL_IMAGE of kernel KERNEL (patched|stock) built with CONFIG
 # (base|debug|norfp); dies on anything else.
 kernel_vars() { # KERNEL CONFIG
 	case "$1" in
@@ -89,7 +101,7 @@ kernel_vars() { # KERNEL CONFIG
 		SRC=$TREE
 	fi
 	OBJ=$(kernel_obj "$KERNEL" "$CONFIG")
-	BZIMAGE=${OBJ}/arch/x86/boot/bzImage
+	KERNEL_IMAGE=$OBJ/$KIMAGE
 }
 
 # The kernel the user's KERNEL and CONFIG name.
@@ -99,7 +111,7 @@ check_kernel_var() {
 
 # The build directory of a kernel: kernel_obj KERNEL CONFIG.
 kernel_obj() {
-	echo "$RFP_CACHE/build/$1-$2"
+	echo "$RFP_CACHE/build/$ARCH/$1-$2"
 }
 
 # The boot.sh options that the user's settings ask for (make help lists
@@ -111,15 +123,30 @@ user_boot_opts() {
 }
 
 # make in TREE's tools/testing/selftests/mm, the way its Makefile builds
-# for run_vmtests.sh (linking vm_util.c), with the patched tree's uapi
-# headers (scripts/userspace.sh installs them) and statically: the guest
-# has no libraries.  Usage: mm_selftest_make TREE OUTDIR make-args...
+# for run_vmtests.sh (linking vm_util.c), for the 64-bit programs of ARCH
+# (or with --32 its 32-bit ones), with the patched tree's uapi headers
+# (scripts/userspace.sh installs them) and statically: the guest has no
+# libraries.  Usage: mm_selftest_make [--32] TREE OUTDIR make-args...
 mm_selftest_make() {
-	local tree=$1 out=$2
+	local bits=64
+	[ "$1" != --32 ] || { bits=32; shift; }
+	local tree=$1 out=$2 sarch cc
 	shift 2
+	if [ "$bits" = 32 ]; then
+		sarch=$SELFTEST_ARCH32 cc=$USER_CC32
+	else
+		sarch=$SELFTEST_ARCH cc=$USER_CC64
+	fi
 	make -s -C "$tree/tools/testing/selftests/mm" OUTPUT="$out" \
-		KHDR_INCLUDES="-isystem $RFP_CACHE/userspace/usr/include" \
+		ARCH="$sarch" CC="$cc" \
+		KHDR_INCLUDES="-isystem $US/usr-$sarch/include" \
 		EXTRA_CFLAGS=-static "$@"
+}
+
+# The word sizes of the programs this ARCH's kernel runs, 64 first.
+user_bits() {
+	[ -z "$USER_CC64" ] || echo 64
+	[ -z "$USER_CC32" ] || echo 32
 }
 
 # The identity commits in the kernel tree are made with: the checkout's.

@@ -82,18 +82,23 @@ do_checkpatch() {
 # The tests that exist at this step of the series, on the kernel built
 # from it: the kselftest in a guest, tools/testing/vma on the host.
 bisect_test() { # dir step
-	local dir=$1 run=$RFP_CACHE/runs/bisect ks
+	local dir=$1 run=$RUNS/bisect ks
 	ks=$dir/tools/testing/selftests/mm/remap_file_pages.c
 	mkdir -p "$run"
 	if [ -f "$ks" ]; then
-		mm_selftest_make "$dir" "$run" "$run/remap_file_pages_64" \
+		# ARCH's native kselftest: the mm Makefile's x86_64 name, or its
+		# plain one elsewhere (the 32-bit build on i386).
+		local opt=() sarch=$SELFTEST_ARCH t=remap_file_pages
+		[ -n "$USER_CC64" ] || { opt=(--32); sarch=$SELFTEST_ARCH32; }
+		[ "$sarch" != x86_64 ] || t=remap_file_pages_64
+		mm_selftest_make "${opt[@]}" "$dir" "$run" "$run/$t" \
 			>"$run/build.log" 2>&1 ||
 			{ tail -20 "$run/build.log"; die "the kselftest does not build after $2"; }
 		printf 'cd /mnt/disk\n/prog\n' >"$run/job"
 		user_boot_opts
-		bash "$TOP/scripts/boot.sh" --obj "$RFP_CACHE/build/bisect" \
+		bash "$TOP/scripts/boot.sh" --obj "$RFP_CACHE/build/$ARCH/bisect" \
 			--run "$run" "${BOOT_OPTS[@]}" \
-			"$run/job" "$run/remap_file_pages_64" >"$run/out.txt" 2>&1 ||
+			"$run/job" "$run/$t" >"$run/out.txt" 2>&1 ||
 			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
 		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"
 	fi

@@ -39,6 +39,10 @@ done
 case "$STRESS_SECONDS" in
 *[!0-9]* | 0) die "STRESS_SECONDS must be a positive number (got '$STRESS_SECONDS')" ;;
 esac
+case "$KERNELS" in
+all | one) ;;
+*) die "KERNELS is all or one (got '$KERNELS')" ;;
+esac
 [ -n "${SEEDS// /}" ] && [ -z "${SEEDS//[0-9 ]/}" ] ||
 	die "SEEDS is a list of numbers (got '$SEEDS')"
 check_kernel_var
@@ -64,7 +68,7 @@ user_boot_opts
 # make run and make shell: one boot of this kernel.
 if [ "$mode" = run ] || [ "$mode" = shell ]; then
 	bash "$TOP/scripts/build.sh" "$KERNEL" "$CONFIG"
-	RUN=${RFP_CACHE}/runs/${KERNEL}-${CONFIG}
+	RUN=$RUNS/${KERNEL}-${CONFIG}
 	mkdir -p "$RUN"
 	boot=(bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$RUN" "${BOOT_OPTS[@]}")
 	[ "$mode" = run ] || exec "${boot[@]}" --shell
@@ -92,7 +96,7 @@ JOB
 	exec "${boot[@]}" "$job"
 fi
 
-RUN=$RFP_CACHE/runs/$mode
+RUN=$RUNS/$mode
 rm -rf "$RUN"
 mkdir -p "$RUN"
 

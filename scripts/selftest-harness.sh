@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 check_kernel_var
 
-dir=$RFP_CACHE/runs/harness
+dir=$RUNS/harness
 rm -rf "$dir"
 mkdir -p "$dir"
 user_boot_opts

@@ -60,7 +60,7 @@ diff_compare() {
 trinity_cpio() {
 	local f
 	command -v trinity >/dev/null || die "trinity is not installed (make deps)"
-	TRINITY_CPIO=$RFP_CACHE/userspace/trinity.cpio
+	TRINITY_CPIO=$US/trinity.cpio
 	{
 		echo "/usr/bin/trinity $(command -v trinity)"
 		for f in $(ldd "$(command -v trinity)" | grep -o '/[^ ]*'); do
@@ -104,13 +104,13 @@ bench_report() {
 # make mm-selftests: build TESTS from the patched tree, statically, into an
 # archive of their own (MM_CPIO, in /mm); MM_BUILT: those that built.
 mm_selftests_cpio() { # TESTS...
-	local out=$RFP_CACHE/userspace/mmtests t
+	local out=$US/mmtests t
 	mkdir -p "$out"
 	MM_BUILT=()
 	MM_UNBUILT=()
 	step "building the mm selftests ($*)" >&2
 	for t in "$@"; do
-		if mm_selftest_make "$TREE" "$out" "$out/$t" >"$out/$t.build.log" 2>&1; then
+		if mm_selftest_make $([ -n "$USER_CC64" ] || echo --32) "$TREE" "$out" "$out/$t" >"$out/$t.build.log" 2>&1; then
 			MM_BUILT+=("$t")
 		else
 			MM_UNBUILT+=("$t")
@@ -132,7 +132,7 @@ mm_compare() {
 		{ echo "not ok - the collected results are missing"; return 1; }
 	# Said in the results, not only while building.
 	for t in ${MM_UNBUILT[@]+"${MM_UNBUILT[@]}"}; do
-		echo "ok - $t # SKIP did not build statically here ($RFP_CACHE/userspace/mmtests/$t.build.log)"
+		echo "ok - $t # SKIP did not build statically here ($US/mmtests/$t.build.log)"
 	done
 	python3 "$TOP/scripts/mm-compare.py" "$RUN/collected-stock" "$RUN/collected-patched"
 }

@@ -1,48 +1,76 @@
 #!/bin/bash
-# Build what runs in the guest: the series' kselftests (from the patched
-# tree, so that the same binaries test the stock and the patched kernel),
-# the demo, and the base initramfs.  make decides what is out of date.
+# Build what runs in the guest, for ARCH: the series' kselftests (from the
+# patched tree, so that the same binaries test the stock and the patched
+# kernel), the demo and test tools, busybox, and the base initramfs.  make
+# decides what is out of date.
 . "$(dirname "$0")/lib.sh"
 
 bash "$TOP/scripts/tree.sh" patched
 
-US=${RFP_CACHE}/userspace
-HDR=${US}/usr
-mkdir -p "$US/mm" "$US/bin"
+mkdir -p "$US/bin"
 
-# Exported headers of the patched tree, only when its uapi changed.
-uapi_rev=$(git -C "$TREE" rev-parse HEAD:include/uapi 2>/dev/null)-$(git -C "$TREE" diff HEAD -- include/uapi arch/x86/include/uapi | sha1sum | cut -c1-12)
-if [ "$(cat "$US/uapi.rev" 2>/dev/null)" != "$uapi_rev" ]; then
-	step "installing the patched tree's uapi headers"
-	run_logged "$US/headers.log" make -C "$TREE" O="$US/hdr-obj" ARCH=x86_64 \
-		headers_install INSTALL_HDR_PATH="$HDR" ||
-		{ tail -n 20 "$US/headers.log" >&2; die "headers_install failed"; }
-	echo "$uapi_rev" >"$US/uapi.rev"
+# Exported headers of the patched tree, for each ARCH= the kselftests are
+# built for, only when its uapi changed.
+uapi_rev=$(git -C "$TREE" rev-parse HEAD:include/uapi 2>/dev/null)-$(git -C "$TREE" diff HEAD -- include/uapi 'arch/*/include/uapi' | sha1sum | cut -c1-12)
+for a in $(for b in $(user_bits); do
+	if [ "$b" = 32 ]; then echo "$SELFTEST_ARCH32"; else echo "$SELFTEST_ARCH"; fi
+done | sort -u); do
+	hdr=$US/usr-$a
+	[ "$(cat "$hdr.rev" 2>/dev/null)" != "$uapi_rev" ] || continue
+	step "installing the patched tree's uapi headers (ARCH=$a)"
+	run_logged "$US/headers-$a.log" make -C "$TREE" O="$US/hdr-obj-$a" ARCH="$a" \
+		headers_install INSTALL_HDR_PATH="$hdr" ||
+		{ tail -n 20 "$US/headers-$a.log" >&2; die "headers_install failed"; }
+	echo "$uapi_rev" >"$hdr.rev"
 	step_done
-fi
+done
 
-# The kselftests the harness runs, 64- and 32-bit: statically linked for
-# the guests, and dynamically linked in mm-dyn/ for rfp-compat, which
-# needs the dynamic loader (the last EXTRA_CFLAGS= wins).
-SELFTESTS=(remap_file_pages_64 remap_file_pages_32)
-build_selftests() { # OUTDIR WHAT [make args...]
-	local out=$1 what=$2 targets=() t
-	shift 2
-	for t in "${SELFTESTS[@]}"; do
-		targets+=("$out/$t")
-	done
-	mkdir -p "$out"
-	mm_selftest_make "$TREE" "$out" "$@" -q "${targets[@]}" >/dev/null 2>&1 && return
-	step "building $what kselftests: ${SELFTESTS[*]}"
-	if ! mm_selftest_make "$TREE" "$out" "$@" "${targets[@]}" >"$out/build.log" 2>&1; then
-		grep -E -A4 'error' "$out/build.log" | head -n 40 >&2 || tail -n 30 "$out/build.log" >&2
-		die "building the $what kselftests failed (log: $out/build.log)"
+# The kselftest, remap_file_pages_64 and _32 (each where this ARCH's kernel
+# runs programs of that size): statically linked in mm/ for the guests,
+# and dynamically linked in mm-dyn/ for rfp-compat, which needs the
+# dynamic loader (the last EXTRA_CFLAGS= wins).  The mm Makefile names
+# them so on x86_64 only; elsewhere its remap_file_pages is renamed.
+SELFTESTS=()
+for b in $(user_bits); do
+	SELFTESTS+=("remap_file_pages_$b")
+done
+build_selftest() { # OUTDIR WHAT BITS [make args...]
+	local out=$1 what=$2 b=$3 sarch=$SELFTEST_ARCH opt=() target
+	shift 3
+	[ "$b" = 64 ] || { sarch=$SELFTEST_ARCH32; opt=(--32); }
+	if [ "$sarch" = x86_64 ]; then
+		target=$out/remap_file_pages_$b
+	else
+		target=$out/$b/remap_file_pages
 	fi
-	step_done
+	mkdir -p "${target%/*}"
+	if ! mm_selftest_make "${opt[@]}" "$TREE" "${target%/*}" "$@" -q "$target" >/dev/null 2>&1; then
+		step "building the $what kselftest remap_file_pages_$b"
+		if ! mm_selftest_make "${opt[@]}" "$TREE" "${target%/*}" "$@" "$target" >"$out/build-$b.log" 2>&1; then
+			grep -E -A4 'error' "$out/build-$b.log" | head -n 40 >&2 || tail -n 30 "$out/build-$b.log" >&2
+			die "building the kselftest remap_file_pages_$b failed (log: $out/build-$b.log)"
+		fi
+		step_done
+	fi
+	[ "$target" = "$out/remap_file_pages_$b" ] || cp -p "$target" "$out/remap_file_pages_$b"
+}
+build_selftests() { # OUTDIR WHAT [make args...]
+	local out=$1 what=$2 b
+	shift 2
+	for b in $(user_bits); do
+		build_selftest "$out" "$what" "$b" "$@"
+	done
 }
 build_selftests "$US/mm" static
 build_selftests "$US/mm-dyn" "dynamically linked" EXTRA_CFLAGS=
 
-# The demo and the initramfs, by the harness's own makefile.
+# busybox: the host's, or Debian's busybox-static of ARCH (scripts/deps.sh
+# unpacks it).
+BUSYBOX=/bin/busybox
+[ -z "$BUSYBOX_ARCH" ] || BUSYBOX=$RFP_CACHE/debs/busybox-static-$BUSYBOX_ARCH/bin/busybox
+[ -x "$BUSYBOX" ] || die "no busybox at $BUSYBOX (scripts/deps.sh installs it)"
+
+# The tools and the initramfs, by the harness's own makefile.
 make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" TREE="$TREE" RFP_CACHE="$RFP_CACHE" \
+	CC64="$USER_CC64" CC32="$USER_CC32" BUSYBOX="$BUSYBOX" \
 	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}"
