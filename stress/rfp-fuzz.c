@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "rfp-tool.h"
@@ -75,6 +76,8 @@ static struct region regions[] = {
 #define NR_REGIONS (sizeof(regions) / sizeof(regions[0]))
 
 static long page;
+/* The file size limit of tmpfs, MAX_LFS_FILESIZE of the running kernel. */
+static unsigned long long max_lfs_filesize;
 static char *base;
 static int failures;
 
@@ -115,7 +118,7 @@ static long model(unsigned long start, unsigned long size, unsigned long prot,
 	if (end_page > r->first + r->pages || sz / page > r->pages)
 		return -EINVAL;
 	/* do_mmap(): the offset must stay below the file's size limit. */
-	if (pgoff > ((unsigned long)LLONG_MAX - sz) >> __builtin_ctzl(page))
+	if (pgoff > (max_lfs_filesize - sz) / page)
 		return -EOVERFLOW;
 	return 0;
 }
@@ -163,20 +166,22 @@ static void check_pages(const char *when)
 /* /proc/self/maps agrees: offsets and permissions of the shared pages. */
 static void check_maps(const char *when)
 {
-	unsigned long s, e, off, a;
+	unsigned long s, e, a;
+	/* A byte offset: past 4 GiB also for a 32-bit process. */
+	unsigned long long off;
 	char line[512], perms[5];
 	struct region *r;
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %4s %lx", &s, &e, perms, &off) != 4)
+		if (sscanf(line, "%lx-%lx %4s %llx", &s, &e, perms, &off) != 4)
 			continue;
 		for (a = s; a < e; a += page) {
 			r = region_at(a);
 			if (!r || r->kind != SHARED)
 				continue;
 			unsigned long p = (a - (unsigned long)base) / page - r->first;
-			unsigned long pg = (off + a - s) / page;
+			unsigned long pg = (off + (a - s)) / page;
 
 			if (pg != r->shows[p] ||
 			    perms[1] != (r->prot & PROT_WRITE ? 'w' : '-') ||
@@ -253,6 +258,17 @@ int main(int argc, char **argv)
 	int c;
 
 	page = sysconf(_SC_PAGESIZE);
+	/*
+	 * A 64-bit kernel's is LLONG_MAX, also for a 32-bit process; a 32-bit
+	 * kernel's is the last byte its 32-bit page index reaches.
+	 */
+	{
+		struct utsname u;
+
+		max_lfs_filesize = LLONG_MAX;
+		if (!uname(&u) && !strstr(u.machine, "64"))
+			max_lfs_filesize = (unsigned long long)UINT32_MAX * page;
+	}
 	while ((c = getopt(argc, argv, "n:s:")) != -1) {
 		switch (c) {
 		case 'n': calls = atol(optarg); break;
