@@ -32,13 +32,15 @@ $(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h \
 
 # rfp-compat (compat/): the shim, its launcher and what runs under it, all
 # dynamically linked, with the libraries they load, in compat.cpio; the
-# guests that refuse the syscall add it.  The 32-bit library serves the
-# 32-bit programs (the launcher picks one by the program's ELF class).
+# guests that refuse the syscall add it.  Where the kernel runs programs
+# of both word sizes, the 32-bit library serves the 32-bit ones (the
+# launcher picks one by the program's ELF class).
 COMPAT := $(US)/compat
 SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
-COMPAT_BINS := $(COMPAT)/rfp-compat \
-	$(if $(CC64),$(COMPAT)/librfp-compat.so) \
-	$(if $(CC32),$(COMPAT)/librfp-compat32.so) \
+# The launcher looks for librfp-compat.so, of its own word size, and
+# librfp-compat32.so next to it.
+COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
+	$(if $(and $(CC64),$(CC32)),$(COMPAT)/librfp-compat32.so) \
 	$(COMPAT)/rfp-compat-test $(COMPAT)/rfp-stress $(COMPAT)/rfp-bench \
 	$(DYN_SELFTESTS)
 
@@ -50,7 +52,7 @@ $(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c
 $(COMPAT)/librfp-compat.so: $(TOP)/compat/librfp-compat.c
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
-	$(CC64) $(SHIM_CFLAGS) -o $@ $<
+	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
 $(COMPAT)/librfp-compat32.so: $(TOP)/compat/librfp-compat.c
 	@mkdir -p $(@D)
