@@ -11,7 +11,10 @@
  *
  *   rfp-bench: name=reverse per_call=10712 calls=4096 vmas_before=1 vmas_after=4096 runs=10700,10712,...
  *
- * Usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO]
+ * Usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX]
+ *
+ * -s runs only the scenario named SCENARIO, -x none whose name starts
+ * with PREFIX.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +40,8 @@ static long page;
 static int repeats = 5;
 static const char *disk_dir;
 static const char *only;
+static const char *except;
+static int ran;			/* scenarios run, the warmup not counted */
 
 static void die(const char *what)
 {
@@ -132,6 +137,7 @@ static void run(struct scenario *sc)
 	unsigned long i;
 
 	sc->fd = make_file(sc->dir, sc->file_pages, !!sc->shows);
+	ran += strcmp(sc->name, "warmup") != 0;
 	for (rep = 0; rep < repeats; rep++) {
 		char *w = map_window(sc->fd, sc->win_pages);
 		uint64_t t;
@@ -243,6 +249,107 @@ static void pool_call(struct scenario *sc, char *w, unsigned long i)
 }
 
 /*
+ * The mprotect() floor of the reverse scenario: the same VMAs carved out of
+ * the window, a page a call, each split off the rest of the window (every
+ * other page given another protection, so that none merges with the one
+ * before it).  A remap that carves cannot cost less than this.
+ */
+static void carve_mprotect_call(struct scenario *sc, char *w, unsigned long i)
+{
+	(void)sc;
+	if (mprotect(w + i * page, page, i & 1 ? PROT_NONE : PROT_READ))
+		die("mprotect");
+}
+
+/*
+ * The steady state of a buffer pool or an emulator's page table: each
+ * window page is a VMA of its own already (the window reversed), and its
+ * pages are in the page tables.  Each call then moves one such page to
+ * another file page, in the second half of a file of twice the window,
+ * which merges with no neighbour: no VMA boundary changes.
+ */
+static void whole_setup(struct scenario *sc, char *w)
+{
+	unsigned long i;
+
+	for (i = 0; i < sc->win_pages; i++)
+		reverse_call(sc, w, i);
+	for (i = 0; i < sc->win_pages; i++)
+		(void)page_shows(w, i);
+}
+
+static unsigned long whole_pgoff(struct scenario *sc, unsigned long i)
+{
+	return 2 * sc->win_pages - 1 - i;
+}
+
+static void whole_call(struct scenario *sc, char *w, unsigned long i)
+{
+	must_rfp(w + i * page, 1, whole_pgoff(sc, i), MAP_NONBLOCK);
+}
+
+/* The same with populate (flags 0), as most callers do. */
+static void whole_populate_call(struct scenario *sc, char *w, unsigned long i)
+{
+	must_rfp(w + i * page, 1, whole_pgoff(sc, i), 0);
+}
+
+/*
+ * The floor of populate: the remap without it, then one read fault of the
+ * page.  A remap with populate should cost about this.
+ */
+static void whole_read_call(struct scenario *sc, char *w, unsigned long i)
+{
+	whole_call(sc, w, i);
+	(void)page_shows(w, i);
+}
+
+/*
+ * The mprotect() floor of the whole scenarios: a one-page VMA changes its
+ * protection, which changes no VMA boundary either (its offset differs from
+ * its neighbours').
+ */
+static void whole_mprotect_call(struct scenario *sc, char *w, unsigned long i)
+{
+	(void)sc;
+	if (mprotect(w + i * page, page, PROT_READ))
+		die("mprotect");
+}
+
+static unsigned long whole_shows(struct scenario *sc, unsigned long i)
+{
+	return whole_pgoff(sc, i);
+}
+
+/*
+ * Mlocked windows, as database buffer caches lock theirs: remaps keep
+ * VM_LOCKED, so each call munlocks the old page and locks and populates
+ * the new one, MAP_NONBLOCK or not.
+ */
+static void mlock_window(struct scenario *sc, char *w)
+{
+	if (mlock(w, sc->win_pages * page))
+		die("mlock");
+}
+
+/*
+ * A program that locks each page just before it remaps it: the mlock()
+ * splits the page off as a VMA of its own, which the remap then moves.
+ */
+static void mlock_each_call(struct scenario *sc, char *w, unsigned long i)
+{
+	if (mlock(w + i * page, page))
+		die("mlock");
+	reverse_call(sc, w, i);
+}
+
+static void mlock_whole_setup(struct scenario *sc, char *w)
+{
+	whole_setup(sc, w);
+	mlock_window(sc, w);
+}
+
+/*
  * A process with about nvmas VMAs: anonymous pages, every other one made
  * read-only, each mprotect() adding two VMAs.  Returns the mapping.
  */
@@ -264,6 +371,8 @@ static char *make_vmas(unsigned long nvmas, size_t *len)
 
 static int selected(const char *name)
 {
+	if (except && !strncmp(name, except, strlen(except)))
+		return 0;
 	return !only || !strcmp(only, name);
 }
 
@@ -299,12 +408,12 @@ int main(int argc, char **argv)
 {
 	static const unsigned long scale[] = { 1, 1024, 16384, 61440 };
 	static const unsigned long multi[] = { 16, 256 };
+	int c;
 	char name[64];
 	unsigned int i;
-	int c;
 
 	page = sysconf(_SC_PAGESIZE);
-	while ((c = getopt(argc, argv, "r:d:s:")) != -1) {
+	while ((c = getopt(argc, argv, "r:d:s:x:")) != -1) {
 		switch (c) {
 		case 'r':
 			repeats = atoi(optarg);
@@ -315,8 +424,11 @@ int main(int argc, char **argv)
 		case 's':
 			only = optarg;
 			break;
+		case 'x':
+			except = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO]\n");
+			fprintf(stderr, "usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX]\n");
 			return 2;
 		}
 	}
@@ -348,6 +460,50 @@ int main(int argc, char **argv)
 		.file_pages = POOL_FILE, .win_pages = POOL_SLOTS,
 		.calls = POOL_OPS, .call = pool_call,
 	});
+	run_selected(&(struct scenario){
+		.name = "carve-mprotect", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.call = carve_mprotect_call,
+	});
+	run_selected(&(struct scenario){
+		.name = "whole", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = 2 * WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.setup = whole_setup, .call = whole_call, .shows = whole_shows,
+	});
+	run_selected(&(struct scenario){
+		.name = "whole-populate", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = 2 * WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.setup = whole_setup, .call = whole_populate_call,
+		.shows = whole_shows,
+	});
+	run_selected(&(struct scenario){
+		.name = "whole-read", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = 2 * WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.setup = whole_setup, .call = whole_read_call,
+		.shows = whole_shows,
+	});
+	run_selected(&(struct scenario){
+		.name = "whole-mprotect", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = 2 * WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.setup = whole_setup, .call = whole_mprotect_call,
+	});
+	run_selected(&(struct scenario){
+		.name = "mlock-reverse", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.setup = mlock_window, .call = reverse_call,
+		.shows = reverse_shows,
+	});
+	run_selected(&(struct scenario){
+		.name = "mlock-each", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.call = mlock_each_call, .shows = reverse_shows,
+	});
+	run_selected(&(struct scenario){
+		.name = "mlock-whole", .dir = "/dev/shm", .chunk = 1,
+		.file_pages = 2 * WINDOW, .win_pages = WINDOW, .calls = WINDOW,
+		.setup = mlock_whole_setup, .call = whole_call,
+		.shows = whole_shows,
+	});
 	for (i = 0; i < sizeof(multi) / sizeof(multi[0]); i++) {
 		snprintf(name, sizeof(name), "multi%lu", multi[i]);
 		run_selected(&(struct scenario){
@@ -377,5 +533,9 @@ int main(int argc, char **argv)
 	}
 	if (disk_dir)
 		run_reverse(disk_dir, "ext4-");
+	if (!ran) {
+		fprintf(stderr, "rfp-bench: no scenario selected\n");
+		return 2;
+	}
 	return 0;
 }

@@ -14,6 +14,15 @@ import os
 import subprocess
 import sys
 
+# The cheapest call that leaves the same VMAs and page tables, measured on
+# the same kernel: mprotect() carving the same VMAs, mprotect() of a
+# one-page VMA, and a remap without populate followed by one read fault.
+FLOORS = {
+    'reverse': 'carve-mprotect',
+    'whole': 'whole-mprotect',
+    'whole-populate': 'whole-read',
+}
+
 
 def parse(path):
     res = {}
@@ -68,7 +77,8 @@ def main():
             rows[-1]['shim'] = shim[name]['per_call']
             rows[-1]['runs_shim'] = shim[name]['runs']
 
-    print('guest instructions per remap_file_pages() call, median of %d runs'
+    print('guest instructions per call (remap_file_pages(), or mprotect() for'
+          ' the floors), median of %d runs'
           % len(rows[0]['runs_stock']))
     print('stock: %s   patched: %s' % (srel, prel))
     print()
@@ -79,6 +89,22 @@ def main():
             r['scenario'], r['calls'], r['stock'], r['patched'], r['ratio'],
             r['vmas_after_stock'], r['vmas_after_patched']))
     print('(ratio: stock / patched; VMAs after: the window\'s, stock / patched)')
+    floors = [(r, next(f for f in rows if f['scenario'] == FLOORS[r['scenario']]))
+              for r in rows if FLOORS.get(r['scenario']) in stock and
+              FLOORS[r['scenario']] in patched]
+    if floors:
+        print()
+        print('against the floor, each kernel against its own:')
+        print('%-22s %-16s %9s %9s %9s %9s' % (
+            'scenario', 'floor', 'stock', 'x floor', 'patched', 'x floor'))
+        for r, f in floors:
+            r['floor'] = f['scenario']
+            r['stock_x_floor'] = round(r['stock'] / f['stock'], 2)
+            r['patched_x_floor'] = round(r['patched'] / f['patched'], 2)
+            print('%-22s %-16s %9d %8.2fx %9d %8.2fx' % (
+                r['scenario'], f['scenario'], r['stock'], r['stock_x_floor'],
+                r['patched'], r['patched_x_floor']))
+        print('(x floor: the scenario / its floor on the same kernel)')
     if shim:
         print()
         print('rfp-compat, the shim in user space, on the patched kernel with')
