@@ -23,6 +23,9 @@ BOOTARGS ?=
 FORCE ?= 0
 JOBS ?= $(shell nproc)
 REPEATS ?= 5
+# make profile: the rfp-bench scenario, and how many calls deep to trace.
+SCENARIO ?= whole
+DEPTH ?= 6
 BENCH_OUT ?= $(RFP_CACHE)/bench/$(ARCH)
 STRESS_PROCS ?= 3
 STRESS_THREADS ?= 3
@@ -33,13 +36,13 @@ STEPS ?= 500
 # Its default is the mode's: 10 in make check, 120 in make stress.
 STRESS_SECONDS ?=
 SETTINGS := ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS \
-	FORCE JOBS REPEATS BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
+	FORCE JOBS REPEATS SCENARIO DEPTH BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
 	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS
 export $(SETTINGS)
 
 S := scripts
 
-.PHONY: help env deps tree kernel run check shell bench stress faults fuzz \
+.PHONY: help env deps tree kernel run check shell bench profile stress faults fuzz \
 	diff mm-selftests compat patches checkpatch bisect bisect-boot clean distclean
 
 help:
@@ -50,6 +53,8 @@ help:
 	@echo "make check       the test suite; last line: N passed, N failed"
 	@echo "make shell       an interactive busybox shell in the guest"
 	@echo "make bench       stock against patched, in guest instructions per call"
+	@echo "make profile     where a scenario's instructions go, by function, and a"
+	@echo "                 chart (SCENARIO=whole, DEPTH=6; CONFIG=profile kernels)"
 	@echo "make stress      rfp-stress on tmpfs and ext4 (STRESS_SECONDS=120 each)"
 	@echo "make faults      rfp-faults: remaps failed at every allocation (CONFIG=debug)"
 	@echo "make fuzz        rfp-fuzz against the model, then trinity (CONFIG=debug)"
@@ -92,7 +97,7 @@ run:
 
 # The modes: declared in modes/*.sh (fault injection and fuzzing on the
 # debug kernel).
-check shell stress diff faults fuzz bench mm-selftests compat:
+check shell stress diff faults fuzz bench profile mm-selftests compat:
 	@bash $(S)/run.sh $@
 
 patches:

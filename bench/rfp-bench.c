@@ -11,10 +11,11 @@
  *
  *   rfp-bench: name=reverse per_call=10712 calls=4096 vmas_before=1 vmas_after=4096 runs=10700,10712,...
  *
- * Usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX]
+ * Usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX] [-p]
  *
  * -s runs only the scenario named SCENARIO, -x none whose name starts
- * with PREFIX.
+ * with PREFIX.  -p (make profile): ftrace records only the timed calls,
+ * tracing_on is 1 around them and 0 elsewhere.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +42,7 @@ static int repeats = 5;
 static const char *disk_dir;
 static const char *only;
 static const char *except;
+static int tracing_fd = -1;
 static int ran;			/* scenarios run, the warmup not counted */
 
 static void die(const char *what)
@@ -62,6 +64,13 @@ static void must_rfp(void *addr, unsigned long npages, unsigned long pgoff,
 {
 	if (rfp_remap(addr, npages, pgoff, flags))
 		die("remap_file_pages");
+}
+
+/* With -p, start or stop ftrace's recording. */
+static void tracing(const char *on)
+{
+	if (tracing_fd >= 0 && write(tracing_fd, on, 1) != 1)
+		die("tracing_on");
 }
 
 /* VMAs overlapping [lo, lo + len). */
@@ -146,10 +155,12 @@ static void run(struct scenario *sc)
 		if (sc->setup)
 			sc->setup(sc, w);
 		before = vma_count(w, len);
+		tracing("1");
 		t = now();
 		for (i = 0; i < sc->calls; i++)
 			sc->call(sc, w, i);
 		runs[rep] = (now() - t) / sc->calls;
+		tracing("0");
 		after = vma_count(w, len);
 		/* A sample: reading every page would change what is timed next. */
 		for (i = 0; sc->shows && i < sc->win_pages; i += 511) {
@@ -408,12 +419,12 @@ int main(int argc, char **argv)
 {
 	static const unsigned long scale[] = { 1, 1024, 16384, 61440 };
 	static const unsigned long multi[] = { 16, 256 };
-	int c;
+	int c, profile_fd = -1;
 	char name[64];
 	unsigned int i;
 
 	page = sysconf(_SC_PAGESIZE);
-	while ((c = getopt(argc, argv, "r:d:s:x:")) != -1) {
+	while ((c = getopt(argc, argv, "r:d:s:x:p")) != -1) {
 		switch (c) {
 		case 'r':
 			repeats = atoi(optarg);
@@ -427,8 +438,14 @@ int main(int argc, char **argv)
 		case 'x':
 			except = optarg;
 			break;
+		case 'p':
+			profile_fd = open("/sys/kernel/tracing/tracing_on",
+					  O_WRONLY);
+			if (profile_fd < 0)
+				die("/sys/kernel/tracing/tracing_on");
+			break;
 		default:
-			fprintf(stderr, "usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX]\n");
+			fprintf(stderr, "usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX] [-p]\n");
 			return 2;
 		}
 	}
@@ -443,6 +460,8 @@ int main(int argc, char **argv)
 		.file_pages = 16, .win_pages = 16, .calls = 16,
 		.call = identity_call,
 	});
+	/* With -p, ftrace records the scenarios' calls from here on. */
+	tracing_fd = profile_fd;
 
 	run_selected(&(struct scenario){
 		.name = "identity", .dir = "/dev/shm", .chunk = 1,

@@ -81,17 +81,17 @@ run_logged() {
 }
 
 # SRC, OBJ and KERNEL_IMAGE of kernel KERNEL (patched|stock) built with CONFIG
-# (base|debug|norfp); dies on anything else.
+# (base|debug|norfp|profile); dies on anything else.
 kernel_vars() { # KERNEL CONFIG
 	case "$1" in
 	patched | stock) ;;
 	*) die "unknown KERNEL='$1': use KERNEL=patched (default) or KERNEL=stock" ;;
 	esac
 	case "$2" in
-	base | debug) ;;
+	base | debug | profile) ;;
 	norfp) [ "$1" = patched ] ||
 		die "CONFIG=norfp needs the series (it turns CONFIG_REMAP_FILE_PAGES off)" ;;
-	*) die "unknown CONFIG='$2': use CONFIG=base (default), debug or norfp" ;;
+	*) die "unknown CONFIG='$2': use CONFIG=base (default), debug, norfp or profile" ;;
 	esac
 	KERNEL=$1
 	CONFIG=$2

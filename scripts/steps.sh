@@ -101,6 +101,23 @@ bench_report() {
 	echo "ok - the table above, also in $BENCH_OUT/bench.json"
 }
 
+profile_report() {
+	local k out=$BENCH_OUT/profile-$SCENARIO
+	mkdir -p "$out"
+	for k in stock patched; do
+		mkdir -p "$out/$k"
+		for f in profile.txt profile-plain.txt profile-traced.txt; do
+			guest_file "profile-$k" "/$f" "$out/$k/$f" && continue
+			echo "not ok - no $f from the $k kernel"
+			return 1
+		done
+	done
+	python3 "$TOP/scripts/profile-report.py" "$SCENARIO" "$DEPTH" \
+		"$out/stock" "$out/patched" "$out" | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok - profile-report.py failed"; return 1; }
+	echo "ok - the profile above, also in $out"
+}
+
 # make mm-selftests: build TESTS from the patched tree, statically, into an
 # archive of their own (MM_CPIO, in /mm); MM_BUILT: those that built.
 mm_selftests_cpio() { # TESTS...

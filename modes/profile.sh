@@ -1,0 +1,18 @@
+# make profile SCENARIO=NAME: where the guest instructions of one rfp-bench
+# scenario go, function by function, on the stock and on the patched
+# kernel (CONFIG=profile: base.config with ftrace's function_graph), each
+# booted under -icount; then a table of both and a bar chart per function
+# (scripts/profile-report.py) in BENCH_OUT.
+case "$SCENARIO" in
+'' | *[!a-z0-9-]*)
+	die "make profile needs SCENARIO=NAME, an rfp-bench scenario (README, \"make bench\"; got '$SCENARIO')" ;;
+esac
+case "$DEPTH" in
+[1-9]) ;;
+*) die "DEPTH must be a number from 1 to 9 (got '$DEPTH')" ;;
+esac
+for k in stock patched; do
+	guest "profile-$k" "$k" profile --icount
+	test_cmd rfp-profile "rfp-ktap profile $SCENARIO $DEPTH"
+done
+host_step report profile_report
