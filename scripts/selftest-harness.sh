@@ -8,7 +8,9 @@
 #  - a run fails when its job printed nothing, when a test binary printed
 #    fewer results than its plan, when fault injection cannot be set up
 #    (CONFIG=debug), when the kernel panicked, and when the guest hung
-#    past its timeout.
+#    past its timeout;
+#  - make profile's report takes the tracer's cost out, and refuses a
+#    trace whose buffer filled.
 #
 # Runs with the kernel of KERNEL/CONFIG; its files are in runs/harness.
 . "$(dirname "$0")/lib.sh"
@@ -161,4 +163,37 @@ if [ "$BOOT_RC" != 0 ] && grep -q 'did not finish in 20s' "$dir/hang.log"; then
 	ok "a guest that hangs past its timeout fails the run"
 else
 	not_ok "a guest that hangs: boot status $BOOT_RC" "$dir/hang.log"
+fi
+
+# make profile's arithmetic, on a trace of two calls made by hand: a
+# 3000-instruction call whose one hooked callee shows 800, the scenario
+# 1000 untraced and 3800 traced, so the tracer costs k = 1400 a hooked
+# call, 800 of it inside a call's own time stamps: the call is 800.
+# And a trace that holds fewer calls than the scenario made is refused.
+profile_case() { # DIR CALLS_MADE
+	local k
+	for k in stock patched; do
+		mkdir -p "$1/$k"
+		for i in 1 2; do
+			printf ' 0)               |  __x64_sys_remap_file_pages() {\n'
+			printf ' 0)   0.800 us    |    foo();\n'
+			printf ' 0)   3.000 us    |  } /* __x64_sys_remap_file_pages */\n'
+		done >"$1/$k/profile.txt"
+		echo "rfp-bench: name=whole per_call=1000 calls=$2" >"$1/$k/profile-plain.txt"
+		echo "rfp-bench: name=whole per_call=3800 calls=$2" >"$1/$k/profile-traced.txt"
+	done
+	python3 "$TOP/scripts/profile-report.py" whole 2 "$1/stock" "$1/patched" "$1" \
+		>"$1/report.txt" 2>&1
+}
+if profile_case "$dir/profile" 2 &&
+	grep -q '^sys_remap_file_pages  *800  *800$' "$dir/profile/report.txt"; then
+	ok "make profile takes the tracer's cost out"
+else
+	not_ok "make profile's arithmetic" "$dir/profile/report.txt"
+fi
+if ! profile_case "$dir/profile-full" 3 &&
+	grep -q 'the trace buffer holds 2 of the 3 calls' "$dir/profile-full/report.txt"; then
+	ok "make profile refuses a trace whose buffer filled"
+else
+	not_ok "make profile took a trace whose buffer filled" "$dir/profile-full/report.txt"
 fi
