@@ -7,8 +7,8 @@
 #    under the accelerator the probe chose;
 #  - a run fails when its job printed nothing, when a test binary printed
 #    fewer results than its plan, when fault injection cannot be set up
-#    (CONFIG=debug), when the kernel panicked, and when the guest hung
-#    past its timeout;
+#    (CONFIG=debug: that case alone), when the kernel panicked, and when
+#    the guest hung past its timeout;
 #  - make profile's report takes the tracer's cost out, and refuses a
 #    trace whose buffer filled.
 #
@@ -26,6 +26,45 @@ not_ok() { # what log
 	echo "not ok - harness: $1"
 	[ -z "${2:-}" ] || tail -n 5 "$2" | sed 's/^/#   /'
 }
+
+# A boot of the kernel under test.  boot_case NAME TIMEOUT [boot.sh options]
+# JOB [PROG]
+boot_case() {
+	local name=$1 timeout=$2
+	shift 2
+	BOOT_RC=0
+	bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$dir/run-$name" \
+		"${BOOT_OPTS[@]}" --timeout "$timeout" "$@" >"$dir/$name.log" 2>&1 ||
+		BOOT_RC=$?
+}
+
+# A guest run that goes well, whose output the verdict must fail, saying
+# WHY.  verdict_fails WHAT WHY JOB [PROG]
+verdict_fails() {
+	local what=$1 why=$2 name
+	name=$(basename "$3" .job)
+	shift 2
+	boot_case "$name" 300 "$@"
+	rc=0
+	python3 "$TOP/scripts/ktap.py" "$dir/run-$name/out.log" >"$dir/$name.verdict" 2>&1 || rc=$?
+	if [ "$BOOT_RC" = 0 ] && [ "$rc" != 0 ] && grep -q "$why" "$dir/$name.verdict"; then
+		ok "$what fails: $why"
+	else
+		not_ok "$what: boot status $BOOT_RC, verdict status $rc" "$dir/$name.verdict"
+	fi
+}
+
+# Fault injection that is there but cannot be set up (debugfs unmounted):
+# a failure, not a skip.  Only a kernel with fault injection (CONFIG=debug)
+# can show it, and it is all that kernel adds: the rest is the same
+# whatever the kernel's config, and runs with CONFIG=base.
+if [ "$CONFIG" = debug ]; then
+	printf '%s\n' 'umount /sys/kernel/debug' 'rfp-ktap faults /dev/shm' 'exit 0' \
+		>"$dir/faults-no-debugfs.job"
+	verdict_fails "fault injection that cannot be set up" \
+		"rfp-faults on /dev/shm (exit status 1)" "$dir/faults-no-debugfs.job"
+fi
+[ "$CONFIG" = base ] || exit 0
 
 # Small static programs: one exits with its argument, one breaks its plan.
 cat >"$dir/exit-with.c" <<'C'
@@ -103,48 +142,13 @@ FAKE
 	fi
 done
 
-# 3. Runs that must fail.  boot_case NAME TIMEOUT [boot.sh options] JOB [PROG]
-boot_case() {
-	local name=$1 timeout=$2
-	shift 2
-	BOOT_RC=0
-	bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$dir/run-$name" \
-		"${BOOT_OPTS[@]}" --timeout "$timeout" "$@" >"$dir/$name.log" 2>&1 ||
-		BOOT_RC=$?
-}
-
-# A guest run that goes well, whose output the verdict must fail, saying
-# WHY.  verdict_fails WHAT WHY JOB [PROG]
-verdict_fails() {
-	local what=$1 why=$2 name
-	name=$(basename "$3" .job)
-	shift 2
-	boot_case "$name" 300 "$@"
-	rc=0
-	python3 "$TOP/scripts/ktap.py" "$dir/run-$name/out.log" >"$dir/$name.verdict" 2>&1 || rc=$?
-	if [ "$BOOT_RC" = 0 ] && [ "$rc" != 0 ] && grep -q "$why" "$dir/$name.verdict"; then
-		ok "$what fails: $why"
-	else
-		not_ok "$what: boot status $BOOT_RC, verdict status $rc" "$dir/$name.verdict"
-	fi
-}
-
+# 3. Runs that must fail (boot_case and verdict_fails above).
 echo ': prints nothing' >"$dir/empty.job"
 verdict_fails "a job that prints nothing" "no test ran" "$dir/empty.job"
 # A test binary that exits 0 after the first of its 3 planned tests.
 echo '/prog' >"$dir/short-plan.job"
 verdict_fails "a test binary that stops short of its plan" \
 	"planned 3 tests and reported 1" "$dir/short-plan.job" "$dir/short-plan"
-
-# Fault injection that is there but cannot be set up (debugfs unmounted):
-# a failure, not a skip.  Only a kernel with fault injection (CONFIG=debug)
-# can show it.
-if [ "$CONFIG" = debug ]; then
-	printf '%s\n' 'umount /sys/kernel/debug' 'rfp-ktap faults /dev/shm' 'exit 0' \
-		>"$dir/faults-no-debugfs.job"
-	verdict_fails "fault injection that cannot be set up" \
-		"rfp-faults on /dev/shm (exit status 1)" "$dir/faults-no-debugfs.job"
-fi
 
 # A kernel that panics: no init in the initramfs where rdinit= looks.
 echo 'exit 0' >"$dir/panic.job"
