@@ -109,8 +109,9 @@ def profile(d, scenario):
             'hooked': hooked, 'k': k, 'own': own, 'cost': cost}
 
 
-def tree(paths, depth):
-    """The paths in call order for printing: children by their cost."""
+def tree(paths, depth, least):
+    """The paths to print, each under its caller, callees by their cost:
+    those that cost at least @least, under callers that do."""
     kids = {}
     for p in paths:
         if len(p) <= depth:
@@ -119,8 +120,9 @@ def tree(paths, depth):
 
     def walk(parent):
         for p in sorted(kids.get(parent, []), key=lambda p: -paths[p]):
-            out.append(p)
-            walk(p)
+            if paths[p] >= least:
+                out.append(p)
+                walk(p)
     walk(())
     return out
 
@@ -135,7 +137,7 @@ def main():
     s, p = kernels['stock']['cost'], kernels['patched']['cost']
     both = {k: max(s.get(k, 0), p.get(k, 0)) for k in set(s) | set(p)}
     total = sum(v for k, v in both.items() if len(k) == 1)
-    shown = [k for k in tree(both, depth) if both[k] >= total / 100]
+    shown = tree(both, depth, total / 100)
 
     print('%s: guest instructions per call, by function, %d calls deep'
           % (scenario, depth))
