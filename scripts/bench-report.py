@@ -11,8 +11,9 @@ OUTDIR/bench-scaling.png (cost of one remap against the process's VMAs).
 """
 import json
 import os
-import subprocess
 import sys
+
+from rfp_plot import gnuplot
 
 # The cheapest call that leaves the same VMAs and page tables, measured on
 # the same kernel: mprotect() carving the same VMAs, mprotect() of a
@@ -144,11 +145,7 @@ set grid
 plot '%s' using 1:2 with linespoints title 'stock', \\
      '' using 1:3 with linespoints title 'patched'
 ''' % (png, dat)
-    try:
-        subprocess.run(['gnuplot'], input=plot, text=True, check=True)
-        print('plot: %s' % png)
-    except (OSError, subprocess.CalledProcessError) as e:
-        print('bench-report: no plot (%s)' % e, file=sys.stderr)
+    gnuplot(plot, png, 'bench-report')
 
 
 if __name__ == '__main__':

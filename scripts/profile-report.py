@@ -24,8 +24,9 @@ at the ends of that tree: where the instructions of a call go.
 import json
 import os
 import re
-import subprocess
 import sys
+
+from rfp_plot import gnuplot
 
 # " 1) + 10.321 us   |    } /* do_mmap */", " 0)   0.246 us    |  foo();"
 LINE = re.compile(r'^\s*(\d+)\)\s*(?:[-+!#*@$]\s*)?(?:([\d.]+) us\s*)?\|(\s*)(.*?)\s*$')
@@ -208,11 +209,7 @@ set bmargin 14
 set rmargin 14
 plot '%s' using 2:xtic(1) title 'stock', '' using 3 title 'patched'
 ''' % (png, scenario, depth, dat)
-    try:
-        subprocess.run(['gnuplot'], input=plot, text=True, check=True)
-        print('plot: %s' % png)
-    except (OSError, subprocess.CalledProcessError) as e:
-        print('profile-report: no plot (%s)' % e, file=sys.stderr)
+    gnuplot(plot, png, 'profile-report')
 
 
 if __name__ == '__main__':
