@@ -34,11 +34,32 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 updated=0
+# A mirror that is being synced fails one index now and then ("File has
+# unexpected size ... Mirror sync in progress?"): try once more, then go
+# on with the lists apt has; only a failed install is an error.
 apt_update() {
 	[ "$updated" = 0 ] || return 0
-	run_logged "$RFP_CACHE/apt.log" $sudo apt-get update ||
-		{ tail -n 20 "$RFP_CACHE/apt.log" >&2; die "apt-get update failed"; }
 	updated=1
+	run_logged "$RFP_CACHE/apt.log" $sudo apt-get update && return 0
+	note "apt-get update failed; trying once more in 10 s"
+	sleep 10
+	run_logged "$RFP_CACHE/apt.log" $sudo apt-get update && return 0
+	grep -E '^(E|W): ' "$RFP_CACHE/apt.log" | head -n 5 | sed 's/^/    /' >&2
+	note "apt-get update failed twice (above); installing with the package lists apt has"
+}
+# A Multi-Arch: same package of another architecture (linux-libc-dev:i386)
+# must have the version of the native one.  When an index is missing the
+# two can differ: ask for the newest version both architectures have,
+# both of them (a downgrade of the native one, if need be).
+pair_multiarch() { # NAME:ARCH -> the apt-get install arguments
+	local name=${1%%:*} v
+	v=$(comm -12 <(apt-cache madison "$name" | awk '{print $3}' | sort -u) \
+		<(apt-cache madison "$1" | awk '{print $3}' | sort -u) | sort -V | tail -n 1)
+	if [ -n "$v" ]; then
+		echo "$name=$v $1=$v"
+	else
+		echo "$1"
+	fi
 }
 # Debian multiarch: a package of another architecture (NAME:ARCH) needs
 # that architecture in dpkg's list.
@@ -54,8 +75,20 @@ if [ ${#missing[@]} -gt 0 ]; then
 		case "$p" in *:*) add_arch "${p#*:}" ;; esac
 	done
 	apt_update
-	run_logged "$RFP_CACHE/apt.log" $sudo apt-get install -y --no-install-recommends "${missing[@]}" ||
-		{ tail -n 20 "$RFP_CACHE/apt.log" >&2; die "apt-get install failed"; }
+	args=()
+	for p in "${missing[@]}"; do
+		case "$p" in
+		*:*) read -ra a <<<"$(pair_multiarch "$p")"; args+=("${a[@]}") ;;
+		*) args+=("$p") ;;
+		esac
+	done
+	run_logged "$RFP_CACHE/apt.log" $sudo apt-get install -y --no-install-recommends \
+		--allow-downgrades "${args[@]}" ||
+		{
+			tail -n 20 "$RFP_CACHE/apt.log" >&2
+			die "apt-get install failed (above; the whole log: $RFP_CACHE/apt.log).
+       If an index failed to download, the mirror may be syncing: 'make deps' again later."
+		}
 	step_done
 fi
 if [ -n "$BUSYBOX_ARCH" ] && [ ! -x "$bb/bin/busybox" ]; then
