@@ -1,4 +1,4 @@
-# The remap_file_pages() decommission for Linux 6.12: harness.
+# The remap_file_pages() decommission for Linux 7.3 and 6.12: harness.
 #
 # Everything big (kernel tree, objects, images, logs) lives in $(RFP_CACHE),
 # outside this checkout.  'make help' lists the targets and variables.
@@ -7,6 +7,9 @@
 # place (README, "Variables", says what each does).  The scripts get them
 # from here, through make or ./rfp; 'make help' prints their values.
 RFP_CACHE ?= $(HOME)/.cache/rfp
+# 7.3 (the series' home) or 6.12 (its backport): config/tree/$(TREE).sh
+# names the Debian source package, patches/$(TREE)/ holds the series.
+TREE ?= 7.3
 # x86_64, i386 or arm64: config/arch/$(ARCH).sh says how to build and boot.
 ARCH ?= x86_64
 KERNEL ?= patched
@@ -26,7 +29,7 @@ REPEATS ?= 5
 # make profile: the rfp-bench scenario, and how many calls deep to trace.
 SCENARIO ?= whole
 DEPTH ?= 6
-BENCH_OUT ?= $(RFP_CACHE)/bench/$(ARCH)
+BENCH_OUT ?= $(RFP_CACHE)/$(TREE)/bench/$(ARCH)
 STRESS_PROCS ?= 3
 STRESS_THREADS ?= 3
 FUZZ_CALLS ?= 20000
@@ -35,7 +38,7 @@ SEEDS ?= 1 2 3 4 5 6
 STEPS ?= 500
 # Its default is the mode's: 10 in make check, 120 in make stress.
 STRESS_SECONDS ?=
-SETTINGS := ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS \
+SETTINGS := TREE ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS \
 	FORCE JOBS REPEATS SCENARIO DEPTH BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
 	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS
 export $(SETTINGS)
@@ -62,15 +65,16 @@ help:
 	@echo "                 (SEEDS='1 2 3 4 5 6', STEPS=500 a trace; make check runs it too)"
 	@echo "make mm-selftests the tree's mm selftests, stock against patched"
 	@echo "make compat      rfp-compat's tests, with the syscall refused (make check too)"
-	@echo "make tree        the kernel git tree with patches/ applied"
-	@echo "make patches     export the tree's commits back into patches/"
+	@echo "make tree        the kernel git tree with patches/TREE/ applied"
+	@echo "make patches     export the tree's commits back into patches/TREE/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
 	@echo "make bisect      apply the series patch by patch, build each"
 	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
 	@echo "make deps        only install the Debian packages"
 	@echo
-	@echo "Every target takes ARCH=x86_64 (default), arm64 or i386 (config/arch/)."
+	@echo "Every target takes TREE=7.3 (default) or 6.12 (config/tree/), and"
+	@echo "ARCH=x86_64 (default), arm64 or i386 (config/arch/)."
 	@echo
 	@echo "Settings (make X VAR=value; README, \"Variables\"), as they are now:"
 	@$(foreach v,$(SETTINGS),printf '  %s=%s\n' '$(v)' '$(subst ','\'',$($(v)))';)
@@ -84,7 +88,7 @@ deps:
 
 tree: deps
 	@bash $(S)/tree.sh $(if $(filter stock,$(KERNEL)),stock,patched)
-	@echo "kernel tree: $(RFP_CACHE)/$(if $(filter stock,$(KERNEL)),stock,linux)"
+	@echo "kernel tree: $(RFP_CACHE)/$(TREE)/$(if $(filter stock,$(KERNEL)),stock,linux)"
 
 kernel: deps
 	@bash $(S)/build.sh $(KERNEL) $(CONFIG)
@@ -113,7 +117,7 @@ bisect-boot: deps
 	@bash $(S)/patches.sh bisect --boot
 
 clean:
-	rm -rf $(RFP_CACHE)/runs $(RFP_CACHE)/userspace
+	rm -rf $(RFP_CACHE)/$(TREE)/runs $(RFP_CACHE)/$(TREE)/userspace
 
 distclean:
 	rm -rf $(RFP_CACHE)

@@ -1,17 +1,17 @@
 #!/bin/bash
 # Configure and build the kernel image of ARCH (config/arch/ARCH.sh).
 # Usage: build.sh KERNEL CONFIG       patched|stock, base|debug|norfp; objects
-#                                     in $RFP_CACHE/build/ARCH/KERNEL-CONFIG
-#        build.sh --bisect TREE       a scratch tree of make bisect, base
-#                                     config; objects in $RFP_CACHE/build/ARCH/bisect
+#                                     in $RFP_CACHE/TREE/build/ARCH/KERNEL-CONFIG
+#        build.sh --bisect DIR        a scratch tree of make bisect, base
+#                                     config; objects in $RFP_CACHE/TREE/build/ARCH/bisect
 # An unchanged tree and config rebuild nothing.
 . "$(dirname "$0")/lib.sh"
 
 # LENIENT: a symbol the tree does not know is fine (the stock tree and the
 # first steps of make bisect lack the series' own options).
 if [ "${1:-}" = --bisect ]; then
-	KERNEL=bisect CONFIG=base SRC=${2:?usage: build.sh --bisect TREE}
-	OBJ=$RFP_CACHE/build/$ARCH/bisect
+	KERNEL=bisect CONFIG=base SRC=${2:?usage: build.sh --bisect DIR}
+	OBJ=$TC/build/$ARCH/bisect
 	KERNEL_IMAGE=$OBJ/$KIMAGE
 	LENIENT=1
 else

@@ -7,7 +7,6 @@
 mkdir -p "$RFP_CACHE"
 
 pkgs=(
-	linux-source-6.12	# the kernel tree
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils kmod
 	rsync			# headers_install
 	busybox-static e2fsprogs
@@ -19,13 +18,18 @@ pkgs=(
 	"${PACKAGES[@]}"	# ARCH's compilers and QEMU
 )
 
+# The kernel tree: a package of the host's apt sources is installed; one of
+# another suite is downloaded into the cache (scripts/source.sh, at the end).
+[ -n "$SOURCE_SUITE" ] || pkgs+=("$SOURCE_PKG")
+
 missing=()
 for p in "${pkgs[@]}"; do
 	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] ||
 		missing+=("$p")
 done
 bb=$RFP_CACHE/debs/busybox-static-$BUSYBOX_ARCH
-[ ${#missing[@]} -eq 0 ] && { [ -z "$BUSYBOX_ARCH" ] || [ -x "$bb/bin/busybox" ]; } && exit 0
+[ ${#missing[@]} -eq 0 ] && { [ -z "$BUSYBOX_ARCH" ] || [ -x "$bb/bin/busybox" ]; } &&
+	{ [ -z "$SOURCE_SUITE" ] || [ -f "$TARBALL" ]; } && exit 0
 
 sudo=
 if [ "$(id -u)" != 0 ]; then
@@ -106,3 +110,4 @@ if [ -n "$BUSYBOX_ARCH" ] && [ ! -x "$bb/bin/busybox" ]; then
 	[ -x "$bb/bin/busybox" ] || die "busybox-static:$BUSYBOX_ARCH has no bin/busybox"
 	step_done
 fi
+[ -z "$SOURCE_SUITE" ] || bash "$TOP/scripts/source.sh"

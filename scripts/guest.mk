@@ -1,7 +1,7 @@
 # Builds the user space of the guest that is not a kselftest: the demo, the
 # benchmark, the stress and fault-injection tools, and the base initramfs
 # (busybox, /init, the test binaries).  Called by scripts/userspace.sh, with
-# TOP, US (output directory), TREE, SELFTESTS, and from config/arch/: CC64
+# TOP, US (output directory), KTREE, SELFTESTS, and from config/arch/: CC64
 # and CC32, the compilers of the guest's 64- and 32-bit programs (either
 # may be empty), and BUSYBOX.
 
@@ -10,11 +10,11 @@ CC := $(or $(CC64),$(CC32))
 CFLAGS := -O2 -Wall -Wextra -static -I$(TOP)/lib
 TOOL_H := $(TOP)/lib/rfp-tool.h
 # kselftest's runner and KTAP helpers, from the kernel tree.
-KSFT_DIR := $(TREE)/tools/testing/selftests/kselftest
+KSFT_DIR := $(KTREE)/tools/testing/selftests/kselftest
 
 all: $(US)/base.cpio $(US)/compat.cpio
 
-$(US)/bin/gen_init_cpio: $(TREE)/usr/gen_init_cpio.c
+$(US)/bin/gen_init_cpio: $(KTREE)/usr/gen_init_cpio.c
 	$(HOSTCC) -O2 -o $@ $<
 
 $(US)/bin/%: $(TOP)/demo/%.c $(TOOL_H)
@@ -60,10 +60,10 @@ $(COMPAT)/librfp-compat32.so: $(TOP)/compat/librfp-compat.c
 	$(CC32) $(SHIM_CFLAGS) -o $@ $<
 
 $(COMPAT)/rfp-compat-test: $(TOP)/compat/rfp-compat-test.c $(TOOL_H) \
-		$(TREE)/tools/testing/selftests/kselftest_harness.h
+		$(KTREE)/tools/testing/selftests/kselftest_harness.h
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
-	$(CC) -O2 -Wall -pthread -I$(TREE)/tools/testing/selftests -I$(TOP)/lib -o $@ $<
+	$(CC) -O2 -Wall -pthread -I$(KTREE)/tools/testing/selftests -I$(TOP)/lib -o $@ $<
 
 $(COMPAT)/rfp-stress: $(TOP)/stress/rfp-stress.c $(TOP)/stress/sigbus-read.h \
 		$(TOP)/stress/xorshift.h $(TOOL_H)

@@ -7,7 +7,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # The settings are the Makefile's: the scripts run through make or ./rfp,
 # which pass them all (make help lists them).
-for v in ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS FORCE \
+for v in TREE ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS FORCE \
 	JOBS REPEATS BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
 	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS; do
 	[ -n "${!v+set}" ] || {
@@ -26,12 +26,28 @@ unset v
 	}
 # shellcheck source=../config/arch/x86_64.sh
 . "$TOP/config/arch/$ARCH.sh"
-US=$RFP_CACHE/userspace/$ARCH	# what runs in the guest, and the initramfs
-RUNS=$RFP_CACHE/runs/$ARCH	# the runs' files and logs
 
-TREE=${RFP_CACHE}/linux		# the developer's git tree: pristine + series
-STOCK=${RFP_CACHE}/stock	# git worktree of the pristine commit
-TARBALL=/usr/src/linux-source-6.12.tar.xz	# Debian's linux-source-6.12
+# The kernel tree: config/tree/$TREE.sh names its Debian source package.
+# Each tree has its own series (patches/$TREE/) and its own directory in
+# the cache (TC), with its kernel trees, builds, user space and runs.
+[ -f "$TOP/config/tree/$TREE.sh" ] ||
+	{
+		echo "error: unknown TREE='$TREE': use $(cd "$TOP/config/tree" && ls ./*.sh | sed 's|^\./||; s/\.sh$//' | sort -rV | paste -sd' ' | sed 's/ /, /g')" >&2
+		exit 1
+	}
+# shellcheck source=../config/tree/7.3.sh
+. "$TOP/config/tree/$TREE.sh"
+PATCHES=$TOP/patches/$TREE	# the series: its cover letter, patches and series file
+TC=$RFP_CACHE/$TREE
+if [ -n "$SOURCE_SUITE" ]; then
+	TARBALL=$RFP_CACHE/src/$SOURCE_PKG/usr/src/$SOURCE_PKG.tar.xz	# scripts/source.sh
+else
+	TARBALL=/usr/src/$SOURCE_PKG.tar.xz	# installed by scripts/deps.sh
+fi
+US=$TC/userspace/$ARCH		# what runs in the guest, and the initramfs
+RUNS=$TC/runs/$ARCH		# the runs' files and logs
+KTREE=$TC/linux			# the developer's git tree: pristine + series
+STOCK=$TC/stock			# git worktree of the pristine commit
 BASE_TAG=rfp-base
 BRANCH=rfp
 
@@ -98,7 +114,7 @@ kernel_vars() { # KERNEL CONFIG
 	if [ "$KERNEL" = stock ]; then
 		SRC=$STOCK
 	else
-		SRC=$TREE
+		SRC=$KTREE
 	fi
 	OBJ=$(kernel_obj "$KERNEL" "$CONFIG")
 	KERNEL_IMAGE=$OBJ/$KIMAGE
@@ -111,7 +127,7 @@ check_kernel_var() {
 
 # The build directory of a kernel: kernel_obj KERNEL CONFIG.
 kernel_obj() {
-	echo "$RFP_CACHE/build/$ARCH/$1-$2"
+	echo "$TC/build/$ARCH/$1-$2"
 }
 
 # The boot.sh options that the user's settings ask for (make help lists
@@ -122,11 +138,11 @@ user_boot_opts() {
 	[ -z "$BOOTARGS" ] || BOOT_OPTS+=(--append "$BOOTARGS")
 }
 
-# make in TREE's tools/testing/selftests/mm, the way its Makefile builds
+# make in DIR's tools/testing/selftests/mm, the way its Makefile builds
 # for run_vmtests.sh (linking vm_util.c), for the 64-bit programs of ARCH
 # (or with --32 its 32-bit ones), with the patched tree's uapi headers
 # (scripts/userspace.sh installs them) and statically: the guest has no
-# libraries.  Usage: mm_selftest_make [--32] TREE OUTDIR make-args...
+# libraries.  Usage: mm_selftest_make [--32] DIR OUTDIR make-args...
 mm_selftest_make() {
 	local bits=64
 	[ "$1" != --32 ] || { bits=32; shift; }
@@ -154,5 +170,5 @@ tree_git() {
 	local name email
 	name=$(git -C "$TOP" config user.name || echo "rfp harness")
 	email=$(git -C "$TOP" config user.email || echo "rfp-harness@localhost")
-	git -C "$TREE" -c user.name="$name" -c user.email="$email" "$@"
+	git -C "$KTREE" -c user.name="$name" -c user.email="$email" "$@"
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The series in patches/ and the kernel tree:
-#   patches.sh export      git format-patch rfp-base..rfp into patches/
+# The series in patches/TREE/ and the kernel tree of TREE:
+#   patches.sh export      git format-patch rfp-base..rfp into patches/TREE/
 #   patches.sh checkpatch  scripts/checkpatch.pl --strict on every patch
 #   patches.sh bisect      apply one patch at a time to a scratch tree,
 #                          build and checkpatch each step
@@ -11,35 +11,35 @@
 . "$(dirname "$0")/lib.sh"
 
 series() {
-	grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series" 2>/dev/null || true
+	grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" 2>/dev/null || true
 }
 
 do_export() {
-	[ -d "$TREE/.git" ] || die "no kernel tree at $TREE: run 'make tree' first"
-	[ "$(git -C "$TREE" symbolic-ref --short HEAD 2>/dev/null)" = "$BRANCH" ] ||
-		die "$TREE is not on branch $BRANCH"
-	git -C "$TREE" diff --quiet HEAD ||
-		die "$TREE has uncommitted changes: commit them (git commit --amend, rebase -i) first"
+	[ -d "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree' first"
+	[ "$(git -C "$KTREE" symbolic-ref --short HEAD 2>/dev/null)" = "$BRANCH" ] ||
+		die "$KTREE is not on branch $BRANCH"
+	git -C "$KTREE" diff --quiet HEAD ||
+		die "$KTREE has uncommitted changes: commit them (git commit --amend, rebase -i) first"
 	local n
-	n=$(git -C "$TREE" rev-list --count "$BASE_TAG..$BRANCH")
+	n=$(git -C "$KTREE" rev-list --count "$BASE_TAG..$BRANCH")
 	[ "$n" -gt 0 ] || die "no commits on $BRANCH above $BASE_TAG"
-	if [ -z "$(git -C "$TREE" config "branch.$BRANCH.description" || true)" ]; then
-		note "no cover letter text yet: set it with 'git -C $TREE branch --edit-description'"
+	if [ -z "$(git -C "$KTREE" config "branch.$BRANCH.description" || true)" ]; then
+		note "no cover letter text yet: set it with 'git -C $KTREE branch --edit-description'"
 	fi
 
 	local tmp
 	tmp=$(mktemp -d)
-	git -C "$TREE" format-patch -q --zero-commit --cover-letter \
+	git -C "$KTREE" format-patch -q --zero-commit --cover-letter \
 		--cover-from-description=subject -o "$tmp" "$BASE_TAG..$BRANCH"
-	rm -f "$TOP"/patches/*.patch
-	mv "$tmp"/*.patch "$TOP/patches/"
+	rm -f "$PATCHES"/*.patch
+	mv "$tmp"/*.patch "$PATCHES/"
 	rmdir "$tmp"
-	(cd "$TOP/patches" && ls 0*.patch | grep -v '^0000-cover-letter' >series)
-	# The tree now is what patches/ says: nothing to apply next time.
-	echo "$(bash "$TOP/scripts/tree.sh" --series-hash) $(git -C "$TREE" rev-parse HEAD)" \
-		>"$TREE/.git/rfp-applied"
-	echo "patches/: cover letter and $n patches"
-	sed 's/^/    /' "$TOP/patches/series"
+	(cd "$PATCHES" && ls 0*.patch | grep -v '^0000-cover-letter' >series)
+	# The tree now is what patches/TREE/ says: nothing to apply next time.
+	echo "$(bash "$TOP/scripts/tree.sh" --series-hash) $(git -C "$KTREE" rev-parse HEAD)" \
+		>"$KTREE/.git/rfp-applied"
+	echo "patches/$TREE/: cover letter and $n patches"
+	sed 's/^/    /' "$PATCHES/series"
 }
 
 # config/checkpatch-accepted: "subject<TAB>TYPE<TAB>why" lines, a checkpatch
@@ -61,14 +61,14 @@ checkpatch_one() { # patch [TYPE...]
 
 do_checkpatch() {
 	bash "$TOP/scripts/tree.sh" patched >/dev/null
-	CHECKPATCH_TREE=$TREE
+	CHECKPATCH_TREE=$KTREE
 	local p bad=0
 	for p in $(series); do
 		local types why
-		types=$(accepted "$TOP/patches/$p" | cut -f1)
-		why=$(accepted "$TOP/patches/$p" | sed 's/\t/: /' | tr '\n' ' ')
+		types=$(accepted "$PATCHES/$p" | cut -f1)
+		why=$(accepted "$PATCHES/$p" | sed 's/\t/: /' | tr '\n' ' ')
 		# shellcheck disable=SC2086 # one word a type
-		if out=$(checkpatch_one "$TOP/patches/$p" $types 2>&1) && [ -z "$out" ]; then
+		if out=$(checkpatch_one "$PATCHES/$p" $types 2>&1) && [ -z "$out" ]; then
 			echo "ok - checkpatch --strict $p${why:+ # accepted $why}"
 		else
 			echo "not ok - checkpatch --strict $p"
@@ -96,7 +96,7 @@ bisect_test() { # dir step
 			{ tail -20 "$run/build.log"; die "the kselftest does not build after $2"; }
 		printf 'cd /mnt/disk\n/prog\n' >"$run/job"
 		user_boot_opts
-		bash "$TOP/scripts/boot.sh" --obj "$RFP_CACHE/build/$ARCH/bisect" \
+		bash "$TOP/scripts/boot.sh" --obj "$TC/build/$ARCH/bisect" \
 			--run "$run" "${BOOT_OPTS[@]}" \
 			"$run/job" "$run/$t" >"$run/out.txt" 2>&1 ||
 			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
@@ -117,12 +117,12 @@ do_bisect() {
 	esac
 	bash "$TOP/scripts/tree.sh" patched >/dev/null
 	[ $boot = 0 ] || bash "$TOP/scripts/userspace.sh"
-	local dir=$RFP_CACHE/bisect p i=0 n
+	local dir=$TC/bisect p i=0 n
 	n=$(series | wc -l)
 	if [ ! -f "$dir/Makefile" ]; then
 		rm -rf "$dir"
-		git -C "$TREE" worktree prune
-		git -C "$TREE" worktree add -q --detach "$dir" "$BASE_TAG"
+		git -C "$KTREE" worktree prune
+		git -C "$KTREE" worktree add -q --detach "$dir" "$BASE_TAG"
 	fi
 	git -C "$dir" am --abort >/dev/null 2>&1 || true
 	git -C "$dir" checkout -q -f --detach "$BASE_TAG"
@@ -130,14 +130,14 @@ do_bisect() {
 	for p in $(series); do
 		i=$((i + 1))
 		echo "==> [$i/$n] $p"
-		tree_git -C "$dir" am -q "$TOP/patches/$p" ||
+		tree_git -C "$dir" am -q "$PATCHES/$p" ||
 			{ git -C "$dir" am --abort; die "$p does not apply"; }
 		bash "$TOP/scripts/build.sh" --bisect "$dir" ||
 			die "the kernel does not build after $p"
 		local types
-		types=$(accepted "$TOP/patches/$p" | cut -f1)
+		types=$(accepted "$PATCHES/$p" | cut -f1)
 		# shellcheck disable=SC2086 # one word a type
-		out=$(checkpatch_one "$TOP/patches/$p" $types 2>&1) && [ -z "$out" ] ||
+		out=$(checkpatch_one "$PATCHES/$p" $types 2>&1) && [ -z "$out" ] ||
 			{ echo "$out"; die "checkpatch --strict complains about $p"; }
 		[ $boot = 0 ] || bisect_test "$dir" "$p"
 	done

@@ -132,7 +132,7 @@ mm_selftests_cpio() { # TESTS...
 	MM_UNBUILT=()
 	step "building the mm selftests ($*)" >&2
 	for t in "$@"; do
-		if mm_selftest_make $([ -n "$USER_CC64" ] || echo --32) "$TREE" "$out" "$out/$t" >"$out/$t.build.log" 2>&1; then
+		if mm_selftest_make $([ -n "$USER_CC64" ] || echo --32) "$KTREE" "$out" "$out/$t" >"$out/$t.build.log" 2>&1; then
 			MM_BUILT+=("$t")
 		else
 			MM_UNBUILT+=("$t")

@@ -1,57 +1,61 @@
 #!/bin/bash
 # Prepare the kernel trees outside the checkout:
-#   $RFP_CACHE/linux  git tree: Debian's linux-source-6.12 as commit
-#                     "rfp-base", branch "rfp" = rfp-base + patches/series
-#   $RFP_CACHE/stock  git worktree of rfp-base (only for KERNEL=stock)
+#   $RFP_CACHE/TREE/linux  git tree: Debian's linux-source-TREE as commit
+#                          "rfp-base", branch "rfp" = rfp-base + patches/TREE/series
+#   $RFP_CACHE/TREE/stock  git worktree of rfp-base (only for KERNEL=stock)
 # Usage: tree.sh [patched|stock]
 . "$(dirname "$0")/lib.sh"
 
 want=${1:-patched}
 
 unpack_tree() {
-	[ -f "$TARBALL" ] || die "$TARBALL is missing: run 'make deps' (apt-get install linux-source-6.12)"
-	step "unpacking $(basename "$TARBALL") into $TREE"
-	local tmp=${RFP_CACHE}/unpack.$$
+	[ -f "$TARBALL" ] || die "$TARBALL is missing: run 'make deps TREE=$TREE' (it $([ -n "$SOURCE_SUITE" ] && echo "downloads $SOURCE_PKG from $SOURCE_SUITE" || echo "installs $SOURCE_PKG"))"
+	step "unpacking $(basename "$TARBALL") into $KTREE"
+	local tmp=$TC/unpack.$$
 	rm -rf "$tmp" && mkdir -p "$tmp"
 	tar -xf "$TARBALL" -C "$tmp"
 	local dir
 	dir=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 	[ -f "$dir/Makefile" ] || die "no kernel tree in $TARBALL"
-	rm -rf "$TREE"
-	mv "$dir" "$TREE"
+	rm -rf "$KTREE"
+	mv "$dir" "$KTREE"
 	rm -rf "$tmp"
 	step_done
 
 	step "making a git tree of it (commit $BASE_TAG)"
-	git -C "$TREE" init -q -b "$BRANCH"
+	git -C "$KTREE" init -q -b "$BRANCH"
 	# Kernel trees are big: keep git from doing needless work.
-	git -C "$TREE" config core.preloadIndex true
-	git -C "$TREE" config gc.auto 0
+	git -C "$KTREE" config core.preloadIndex true
+	git -C "$KTREE" config gc.auto 0
 	# Debian's .gitignore ignores every top-level entry ("/*": the
 	# packaging repository keeps only debian/); drop that block so that
 	# git sees the kernel tree and the files a patch adds to it.
-	sed -i '/^# Debian packaging: ignore everything/,$d' "$TREE/.gitignore"
-	git -C "$TREE" add -A
+	sed -i '/^# Debian packaging: ignore everything/,$d' "$KTREE/.gitignore"
+	git -C "$KTREE" add -A
 	local ver
-	ver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || echo unknown)
-	tree_git commit -q -m "Debian linux-source-6.12 $ver" \
+	if [ -n "$SOURCE_SUITE" ]; then
+		ver=$(cat "$RFP_CACHE/src/$SOURCE_PKG/version" 2>/dev/null || echo unknown)
+	else
+		ver=$(dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2>/dev/null || echo unknown)
+	fi
+	tree_git commit -q -m "Debian $SOURCE_PKG $ver" \
 		-m "Unpacked from $TARBALL; only the Debian packaging block of the
 top-level .gitignore (which ignores every top-level entry) is removed."
-	git -C "$TREE" tag "$BASE_TAG"
+	git -C "$KTREE" tag "$BASE_TAG"
 	step_done
 }
 
 series_files() {
-	[ -f "$TOP/patches/series" ] || return 0
-	grep -v -e '^#' -e '^[[:space:]]*$' "$TOP/patches/series" || true
+	[ -f "$PATCHES/series" ] || return 0
+	grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" || true
 }
 
 series_hash() {
 	(
-		cd "$TOP/patches"
+		cd "$PATCHES"
 		cat series 2>/dev/null
 		series_files | while read -r p; do
-			[ -f "$p" ] || die "patches/series names $p, which is not in patches/"
+			[ -f "$p" ] || die "patches/$TREE/series names $p, which is not in patches/$TREE/"
 			cat "$p"
 		done
 	) | sha256sum | cut -d' ' -f1
@@ -60,54 +64,54 @@ series_hash() {
 # The cover letter's text lives in the branch description, so that
 # 'make patches' can write it back with git format-patch.
 set_description_from_cover() {
-	local cover=$TOP/patches/0000-cover-letter.patch
+	local cover=$PATCHES/0000-cover-letter.patch
 	[ -f "$cover" ] || return 0
 	awk '
 		/^Subject: / && !subj { sub(/^Subject: (\[[^]]*\] )?/, ""); print; print ""; subj = 1; next }
 		subj && !body && /^$/ { body = 1; next }
 		body && /^[^ ].* \([0-9]+\):$/ { exit }
 		body { print }
-	' "$cover" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$TREE/.git/rfp-description"
-	git -C "$TREE" config "branch.${BRANCH}.description" "$(cat "$TREE/.git/rfp-description")"
+	' "$cover" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$KTREE/.git/rfp-description"
+	git -C "$KTREE" config "branch.${BRANCH}.description" "$(cat "$KTREE/.git/rfp-description")"
 }
 
 apply_series() {
-	local state=$TREE/.git/rfp-applied
+	local state=$KTREE/.git/rfp-applied
 	local want_hash head rec_hash="" rec_head=""
 	want_hash=$(series_hash)
-	head=$(git -C "$TREE" rev-parse HEAD)
+	head=$(git -C "$KTREE" rev-parse HEAD)
 	[ -f "$state" ] && read -r rec_hash rec_head <"$state"
 
 	if [ "$want_hash" = "$rec_hash" ]; then
-		if [ "$head" != "$rec_head" ] || ! git -C "$TREE" diff --quiet HEAD; then
-			note "the tree has changes not exported to patches/: building them as they are ('make patches' exports them)"
+		if [ "$head" != "$rec_head" ] || ! git -C "$KTREE" diff --quiet HEAD; then
+			note "the tree has changes not exported to patches/$TREE/: building them as they are ('make patches' exports them)"
 		fi
 		return 0
 	fi
 
 	if [ -n "$rec_head" ] && [ "$FORCE" != 1 ]; then
-		if [ "$head" != "$rec_head" ] || ! git -C "$TREE" diff --quiet HEAD; then
-			die "patches/ changed, and $TREE has commits or edits not exported with 'make patches'.
+		if [ "$head" != "$rec_head" ] || ! git -C "$KTREE" diff --quiet HEAD; then
+			die "patches/$TREE/ changed, and $KTREE has commits or edits not exported with 'make patches'.
        Export them first ('make patches'), or throw them away with FORCE=1."
 		fi
 	fi
 
 	local n
 	n=$(series_files | wc -l)
-	step "applying patches/series ($n patches) to $TREE with git am"
-	git -C "$TREE" am --abort >/dev/null 2>&1 || true
-	git -C "$TREE" checkout -q -f -B "$BRANCH" "$BASE_TAG"
+	step "applying patches/$TREE/series ($n patches) to $KTREE with git am"
+	git -C "$KTREE" am --abort >/dev/null 2>&1 || true
+	git -C "$KTREE" checkout -q -f -B "$BRANCH" "$BASE_TAG"
 	local p out
 	for p in $(series_files); do
 		note "$p"
-		if ! out=$(tree_git am -q --keep-cr "$TOP/patches/$p" 2>&1); then
-			git -C "$TREE" am --abort >/dev/null 2>&1 || true
+		if ! out=$(tree_git am -q --keep-cr "$PATCHES/$p" 2>&1); then
+			git -C "$KTREE" am --abort >/dev/null 2>&1 || true
 			echo "$out" >&2
-			die "patches/$p does not apply to $BASE_TAG (see above); the tree is left at the patches before it"
+			die "patches/$TREE/$p does not apply to $BASE_TAG (see above); the tree is left at the patches before it"
 		fi
 	done
 	set_description_from_cover
-	echo "$want_hash $(git -C "$TREE" rev-parse HEAD)" >"$state"
+	echo "$want_hash $(git -C "$KTREE" rev-parse HEAD)" >"$state"
 	step_done
 }
 
@@ -116,8 +120,8 @@ if [ "$want" = --series-hash ]; then
 	exit 0
 fi
 
-mkdir -p "$RFP_CACHE"
-[ -d "$TREE/.git" ] && git -C "$TREE" rev-parse -q --verify "$BASE_TAG" >/dev/null || unpack_tree
+mkdir -p "$TC"
+[ -d "$KTREE/.git" ] && git -C "$KTREE" rev-parse -q --verify "$BASE_TAG" >/dev/null || unpack_tree
 
 case "$want" in
 patched)
@@ -127,8 +131,8 @@ stock)
 	if [ ! -f "$STOCK/Makefile" ]; then
 		step "checking out $BASE_TAG as a worktree in $STOCK"
 		rm -rf "$STOCK"
-		git -C "$TREE" worktree prune
-		git -C "$TREE" worktree add -q --detach "$STOCK" "$BASE_TAG"
+		git -C "$KTREE" worktree prune
+		git -C "$KTREE" worktree add -q --detach "$STOCK" "$BASE_TAG"
 		step_done
 	fi
 	;;

@@ -11,14 +11,14 @@ mkdir -p "$US/bin"
 
 # Exported headers of the patched tree, for each ARCH= the kselftests are
 # built for, only when its uapi changed.
-uapi_rev=$(git -C "$TREE" rev-parse HEAD:include/uapi 2>/dev/null)-$(git -C "$TREE" diff HEAD -- include/uapi 'arch/*/include/uapi' | sha1sum | cut -c1-12)
+uapi_rev=$(git -C "$KTREE" rev-parse HEAD:include/uapi 2>/dev/null)-$(git -C "$KTREE" diff HEAD -- include/uapi 'arch/*/include/uapi' | sha1sum | cut -c1-12)
 for a in $(for b in $(user_bits); do
 	if [ "$b" = 32 ]; then echo "$SELFTEST_ARCH32"; else echo "$SELFTEST_ARCH"; fi
 done | sort -u); do
 	hdr=$US/usr-$a
 	[ "$(cat "$hdr.rev" 2>/dev/null)" != "$uapi_rev" ] || continue
 	step "installing the patched tree's uapi headers (ARCH=$a)"
-	run_logged "$US/headers-$a.log" make -C "$TREE" O="$US/hdr-obj-$a" ARCH="$a" \
+	run_logged "$US/headers-$a.log" make -C "$KTREE" O="$US/hdr-obj-$a" ARCH="$a" \
 		headers_install INSTALL_HDR_PATH="$hdr" ||
 		{ tail -n 20 "$US/headers-$a.log" >&2; die "headers_install failed"; }
 	echo "$uapi_rev" >"$hdr.rev"
@@ -44,9 +44,9 @@ build_selftest() { # OUTDIR WHAT BITS [make args...]
 		target=$out/$b/remap_file_pages
 	fi
 	mkdir -p "${target%/*}"
-	if ! mm_selftest_make "${opt[@]}" "$TREE" "${target%/*}" "$@" -q "$target" >/dev/null 2>&1; then
+	if ! mm_selftest_make "${opt[@]}" "$KTREE" "${target%/*}" "$@" -q "$target" >/dev/null 2>&1; then
 		step "building the $what kselftest remap_file_pages_$b"
-		if ! mm_selftest_make "${opt[@]}" "$TREE" "${target%/*}" "$@" "$target" >"$out/build-$b.log" 2>&1; then
+		if ! mm_selftest_make "${opt[@]}" "$KTREE" "${target%/*}" "$@" "$target" >"$out/build-$b.log" 2>&1; then
 			grep -E -A4 'error' "$out/build-$b.log" | head -n 40 >&2 || tail -n 30 "$out/build-$b.log" >&2
 			die "building the kselftest remap_file_pages_$b failed (log: $out/build-$b.log)"
 		fi
@@ -71,6 +71,6 @@ BUSYBOX=/bin/busybox
 [ -x "$BUSYBOX" ] || die "no busybox at $BUSYBOX (scripts/deps.sh installs it)"
 
 # The tools and the initramfs, by the harness's own makefile.
-make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" TREE="$TREE" RFP_CACHE="$RFP_CACHE" \
+make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" KTREE="$KTREE" RFP_CACHE="$RFP_CACHE" \
 	CC64="$USER_CC64" CC32="$USER_CC32" BUSYBOX="$BUSYBOX" \
 	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}"

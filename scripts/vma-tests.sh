@@ -1,10 +1,10 @@
 #!/bin/bash
 # tools/testing/vma, the kernel's userland tests of mm/vma.c, built from
 # the patched tree (or the tree given) and run on the host; one TAP line.
-# Usage: vma-tests.sh [TREE]
+# Usage: vma-tests.sh [DIR]
 . "$(dirname "$0")/lib.sh"
 
-dir=${1:-$TREE}/tools/testing/vma
+dir=${1:-$KTREE}/tools/testing/vma
 [ -d "$dir" ] || die "no $dir: run 'make tree' first"
 log=$(mktemp)
 trap 'rm -f "$log"; make -s -C "$dir" clean >/dev/null 2>&1 || true' EXIT
