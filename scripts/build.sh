@@ -21,7 +21,7 @@ else
 	[ "$KERNEL" != stock ] || LENIENT=1
 fi
 
-fragments=("$TOP/config/base.config" "$TOP/config/arch/$ARCH.config")
+fragments=("$TOP/config/base.config" "$TOP/config/tree/$TREE.config" "$TOP/config/arch/$ARCH.config")
 [ "$CONFIG" = base ] || fragments+=("$TOP/config/$CONFIG.config")
 
 kmake() {
