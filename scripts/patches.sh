@@ -31,6 +31,7 @@ do_export() {
 	tmp=$(mktemp -d)
 	git -C "$KTREE" format-patch -q --zero-commit --cover-letter \
 		--cover-from-description=subject -o "$tmp" "$BASE_TAG..$BRANCH"
+	mkdir -p "$PATCHES"
 	rm -f "$PATCHES"/*.patch
 	mv "$tmp"/*.patch "$PATCHES/"
 	rmdir "$tmp"
@@ -46,7 +47,8 @@ do_export() {
 # message type that one patch is allowed, and the reason, printed with it.
 accepted() { # patch -> "TYPE<TAB>why" lines for its subject
 	local subject
-	subject=$(sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$1")
+	# git mailinfo unfolds a long subject and drops its [PATCH n/m].
+	subject=$(git mailinfo /dev/null /dev/null <"$1" | sed -n 's/^Subject: //p')
 	grep -v '^#' "$TOP/config/checkpatch-accepted" 2>/dev/null |
 		awk -F'\t' -v s="$subject" '$1 == s { print $2 "\t" $3 }'
 }
