@@ -147,12 +147,22 @@ run_guest() { # N G
 	for t in "$dir"/tests/*; do
 		echo "/rfp/$g/${t##*/} $t"
 	done | bash "$TOP/scripts/cpio.sh" "$dir/tests.cpio"
+	# 7.3's runner.sh leaves the header, the plan and the totals to its
+	# caller, as its run_kselftest.sh does them (with ktap_helpers.sh);
+	# 6.12's run_many prints the first two itself.
 	cat >"$dir/job" <<JOB
 echo "# \$(uname -r) \$(cat /proc/cmdline)"
 BASE_DIR=/rfp
 . /rfp/kselftest/runner.sh
 cd /rfp/$g
-run_many ${G_TESTS[$g]}
+if command -v ktap_set_plan >/dev/null; then
+	ktap_print_header
+	ktap_set_plan $(echo ${G_TESTS[$g]} | wc -w)
+	run_many ${G_TESTS[$g]}
+	ktap_print_totals
+else
+	run_many ${G_TESTS[$g]}
+fi
 JOB
 	eval "opts=(${G_OPTS[$g]})"
 	echo "# $g: ${G_KERNEL[$g]}-${G_CONFIG[$g]} ${opts[*]}"
