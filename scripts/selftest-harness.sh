@@ -10,7 +10,9 @@
 #    (CONFIG=debug: that case alone), when the kernel panicked, and when
 #    the guest hung past its timeout;
 #  - make profile's report takes the tracer's cost out, and refuses a
-#    trace whose buffer filled.
+#    trace whose buffer filled;
+#  - an unknown TREE is refused with the list of trees, and a download of
+#    7.3's source that fails says what failed and what to do.
 #
 # Runs with the kernel of KERNEL/CONFIG; its files are in runs/harness.
 . "$(dirname "$0")/lib.sh"
@@ -200,4 +202,25 @@ if ! profile_case "$dir/profile-full" 3 &&
 	ok "make profile refuses a trace whose buffer filled"
 else
 	not_ok "make profile took a trace whose buffer filled" "$dir/profile-full/report.txt"
+fi
+
+# TREE: an unknown tree is refused with the list of trees; a source that
+# cannot be downloaded says which package, from where, and what to do.
+if out=$(make -s -C "$TOP" tree TREE=7.4 2>&1); then
+	not_ok "make tree TREE=7.4 succeeded"
+elif grep -q "unknown TREE='7.4': use 7.3, 6.12" <<<"$out"; then
+	ok "an unknown TREE is refused with the list of trees"
+else
+	not_ok "TREE=7.4 refused without the list of trees: $(tail -n 1 <<<"$out")"
+fi
+# A mirror that has nothing: a file: URI of an empty directory.
+mkdir -p "$dir/no-mirror" "$dir/cache"
+if out=$(TREE=7.3 RFP_CACHE=$dir/cache bash "$TOP/scripts/source.sh" \
+	--mirror "file:$dir/no-mirror" 2>&1); then
+	not_ok "source.sh succeeded without a mirror"
+elif grep -q "linux-source-7.3 comes from trixie-backports at file:$dir/no-mirror" <<<"$out" &&
+	grep -q "TREE=6.12 does not need this download" <<<"$out"; then
+	ok "a failed download of 7.3's source names the package, the suite and the mirror"
+else
+	not_ok "a failed download of 7.3's source: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
 fi

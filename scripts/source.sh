@@ -5,6 +5,7 @@
 # sources list, package lists and cache.  The .deb is unpacked into
 # $RFP_CACHE/src/PACKAGE, not installed; the host's /etc/apt and dpkg
 # database are left alone.  Nothing happens when the tarball is there.
+# Usage: source.sh [--mirror URI]   (default: the mirror of the host's apt)
 . "$(dirname "$0")/lib.sh"
 
 [ -n "$SOURCE_SUITE" ] || die "source.sh: TREE=$TREE's $SOURCE_PKG is installed, not downloaded"
@@ -20,6 +21,11 @@ codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
 	awk -v r="$codename" '$2 == r { print $1; exit }')
 mirror=${mirror:-http://deb.debian.org/debian/}
+case "${1:-}" in
+'') ;;
+--mirror) mirror=${2:?usage: source.sh [--mirror URI]} ;;
+*) die "usage: source.sh [--mirror URI]" ;;
+esac
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -f "$keyring" ] || die "no $keyring: apt-get install debian-archive-keyring"
 
@@ -48,9 +54,14 @@ fail() {
 }
 
 step "downloading $SOURCE_PKG from $SOURCE_SUITE ($mirror), with apt's configuration in $apt_dir"
-run_logged "$apt_dir/apt.log" apt-get "${apt_opts[@]}" update ||
-	{ sleep 10 && run_logged "$apt_dir/apt.log" apt-get "${apt_opts[@]}" update; } ||
-	fail "apt-get update of $SOURCE_SUITE failed"
+# A mirror being synced fails now and then: once more, then the package
+# lists of an earlier update, if there are any.
+if ! run_logged "$apt_dir/apt.log" apt-get "${apt_opts[@]}" update &&
+	! { sleep 10 && run_logged "$apt_dir/apt.log" apt-get "${apt_opts[@]}" update; }; then
+	ls "$apt_dir/lists/"*_Packages* >/dev/null 2>&1 ||
+		fail "apt-get update of $SOURCE_SUITE failed"
+	note "apt-get update of $SOURCE_SUITE failed; trying the package lists of an earlier one"
+fi
 rm -f "$apt_dir/dl"/*.deb
 (cd "$apt_dir/dl" && run_logged "$apt_dir/apt.log" apt-get "${apt_opts[@]}" download "$SOURCE_PKG") ||
 	fail "apt-get download $SOURCE_PKG failed"
