@@ -13,17 +13,27 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <linux/filter.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+
+/* sighold(), sigset() and sigignore() are what a case tries. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include "rfp-tool.h"
 
 #define PAGES 8
@@ -420,6 +430,14 @@ static int child_main(const char *what)
 	long before = emulated();
 
 	page = sysconf(_SC_PAGESIZE);
+	if (!strcmp(what, "early")) {
+		char **early = dlsym(RTLD_DEFAULT, "rfp_early_window");
+
+		/* Mapped by a constructor that ran before the shim's. */
+		if (!early || *early == MAP_FAILED || raw_rfp(*early, 1, 1, 0))
+			return 1;
+		return shows(*early, 0) == 1 && emulated() == before + 1 ? 0 : 1;
+	}
 	w = make_window(SHARED_ANON);
 	if (!strcmp(what, "raw-call"))
 		return raw_rfp(w, 1, 0, 0) ? errno : 0;
@@ -482,10 +500,10 @@ static long vmstat(const char *name)
 }
 
 /*
- * The kernel still sees each process's first call (and names it in its
- * log, rate-limited); the shim asks it no more after its -ENOSYS.
+ * The kernel still sees every call (and names the caller in its log,
+ * rate-limited): the shim asks it first each time.
  */
-TEST_F(window, kernel_sees_the_first_call)
+TEST_F(window, kernel_sees_every_call)
 {
 	char out[4096];
 	char *argv[] = { "rfp-compat-test", "--child", "fork", NULL };
@@ -494,8 +512,8 @@ TEST_F(window, kernel_sees_the_first_call)
 	if (before < 0)
 		SKIP(return, "no remap_file_pages_refused in /proc/vmstat: a kernel without the syscall counts nothing");
 	ASSERT_EQ(0, run_self(argv, NULL, out, sizeof(out)));
-	/* The child and its forked child: one refused call each. */
-	EXPECT_EQ(before + 2, vmstat("remap_file_pages_refused"));
+	/* The child and its forked child: PAGES refused calls each. */
+	EXPECT_EQ(before + 2 * PAGES, vmstat("remap_file_pages_refused"));
 }
 
 /*
@@ -693,6 +711,647 @@ TEST(unseen_linked_file_by_path)
 	for (drop = 0; drop < 2 && (!drop || getuid() == 0); drop++)
 		EXPECT_EQ(0, in_child(remap_unseen_linked_file, drop))
 			TH_LOG("%s", drop ? "as uid 65534" : "as this process is");
+}
+
+/* ---- the program around the shim: nothing may break it ---- */
+
+/* How many of this process's descriptors name the file DEV:INO. */
+static int fds_of(dev_t dev, ino_t ino)
+{
+	char path[64];
+	struct stat st;
+	int fd, n = 0;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (!stat(path, &st) && st.st_dev == dev && st.st_ino == ino)
+			n++;
+	}
+	return n;
+}
+
+/* How many descriptors, and how many VMAs, name a memfd of the shim. */
+static int shim_memfds(int *vmas)
+{
+	char path[64], link[256], line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int fd, n = 0;
+
+	for (fd = 0; fd < 4096; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0 && (link[len] = '\0', strstr(link, "memfd:rfp-compat")))
+			n++;
+	}
+	*vmas = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "memfd:rfp-compat"))
+			(*vmas)++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A child that must exit 0 within SECONDS, or it is killed: its status. */
+static int in_child_within(int (*fn)(void), int seconds)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		alarm(seconds);
+		_exit(fn() & 0xff);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+#define ASSERT_CHILD_OK(status) do {					\
+	int _s = (status);						\
+	ASSERT_TRUE(WIFEXITED(_s) && WEXITSTATUS(_s) == 0)		\
+		TH_LOG("child: %s %d", WIFSIGNALED(_s) ? "killed by signal" :	\
+		       "exit status", WIFSIGNALED(_s) ? WTERMSIG(_s) :	\
+		       WEXITSTATUS(_s));					\
+} while (0)
+
+#define NEEDS_SHIM() do {						\
+	page = sysconf(_SC_PAGESIZE);					\
+	if (emulated() < 0)						\
+		SKIP(return, "librfp-compat.so is not loaded: run this under rfp-compat"); \
+} while (0)
+
+/*
+ * A library constructor that runs before the shim's (preloaded after it)
+ * maps shared anonymous memory and sets signal dispositions and masks:
+ * the process gets to main(), and remaps that memory.
+ */
+TEST(constructor_before_the_shim)
+{
+	char exe[512], env[2 * 512 + 32], out[4096], *slash;
+	char *argv[] = { "rfp-compat-test", "--child", "early", NULL };
+	const char *preload = getenv("LD_PRELOAD");
+	ssize_t n;
+	int status;
+
+	NEEDS_SHIM();
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	ASSERT_NE(NULL, slash);
+	*slash = '\0';
+	snprintf(env, sizeof(env), "LD_PRELOAD=%s %s/librfp-compat-early.so",
+		 preload ? preload : "", exe);
+	snprintf(out, sizeof(out), "%s/librfp-compat-early.so", exe);
+	if (access(out, R_OK))
+		SKIP(return, "no librfp-compat-early.so next to this program");
+	status = run_self(argv, env, out, sizeof(out));
+	TH_LOG("child's stderr: %s", out);
+	ASSERT_CHILD_OK(status);
+}
+
+static volatile sig_atomic_t program_sigsys_calls;
+
+static void count_sigsys(int sig)
+{
+	program_sigsys_calls++;
+}
+
+/*
+ * A program started with every signal blocked (posix_spawn() with a full
+ * mask) makes raw calls: the shim unblocks SIGSYS before main().
+ */
+TEST(spawned_with_every_signal_blocked)
+{
+	char *argv[] = { "rfp-compat-test", "--child", "exec", NULL };
+	posix_spawnattr_t attr;
+	sigset_t all;
+	pid_t pid;
+	int status;
+
+	NEEDS_SHIM();
+	sigfillset(&all);
+	ASSERT_EQ(0, posix_spawnattr_init(&attr));
+	ASSERT_EQ(0, posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK));
+	ASSERT_EQ(0, posix_spawnattr_setsigmask(&attr, &all));
+	ASSERT_EQ(0, posix_spawn(&pid, "/proc/self/exe", NULL, &attr, argv, environ));
+	posix_spawnattr_destroy(&attr);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_CHILD_OK(status);
+}
+
+/* System V's sighold(), sigset(), sigignore() leave the shim's SIGSYS be. */
+TEST_F(window, system_v_signal_calls)
+{
+	sighandler_t old;
+
+	ASSERT_EQ(0, sighold(SIGSYS));
+	ASSERT_EQ(0, reverse(self->w, raw_rfp));
+	ASSERT_TRUE(reversed(self->w));
+	ASSERT_EQ(0, sigrelse(SIGSYS));
+
+	old = sigset(SIGSYS, count_sigsys);
+	ASSERT_NE(SIG_ERR, old);
+	program_sigsys_calls = 0;
+	ASSERT_EQ(0, reverse(self->w, raw_rfp));
+	EXPECT_EQ(0, program_sigsys_calls);
+	ASSERT_EQ(0, raise(SIGSYS));
+	EXPECT_EQ(1, program_sigsys_calls);
+	EXPECT_TRUE(sigset(SIGSYS, SIG_HOLD) == count_sigsys);
+	ASSERT_EQ(0, reverse(self->w, raw_rfp));
+	ASSERT_TRUE(reversed(self->w));
+	ASSERT_EQ(0, sigignore(SIGSYS));
+	ASSERT_EQ(0, raise(SIGSYS));
+	EXPECT_EQ(1, program_sigsys_calls);
+	signal(SIGSYS, SIG_DFL);
+	ASSERT_EMULATED(3 * PAGES);
+}
+
+/* A filter of the program's own for remap_file_pages, ACTION. */
+static int program_filter(unsigned int action)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_remap_file_pages, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, action),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = 4, .filter = insns };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+/*
+ * The program's filter traps remap_file_pages into its own handler: the
+ * handler sees each call, raw or through glibc, and nothing is remapped.
+ */
+static int program_filter_traps(void)
+{
+	struct sigaction sa = { .sa_handler = count_sigsys };
+	char *w = make_window(SHARED_ANON);
+
+	if (w == MAP_FAILED || sigaction(SIGSYS, &sa, NULL) ||
+	    program_filter(SECCOMP_RET_TRAP | 7))
+		return 2;
+	raw_rfp(w, 1, 1, 0);
+	glibc_rfp(w, 1, 1, 0);
+	if (program_sigsys_calls != 2)
+		return 3;
+	return shows(w, 0) == 0 ? 0 : 4;
+}
+
+/* Its filter answers EPERM: so does every call. */
+static int program_filter_errno(void)
+{
+	char *w = make_window(SHARED_ANON);
+
+	if (w == MAP_FAILED || program_filter(SECCOMP_RET_ERRNO | EPERM))
+		return 2;
+	if (raw_rfp(w, 1, 1, 0) != -1 || errno != EPERM)
+		return 3;
+	if (glibc_rfp(w, 1, 1, 0) != -1 || errno != EPERM)
+		return 4;
+	return shows(w, 0) == 0 ? 0 : 5;
+}
+
+TEST(program_seccomp_filter)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(program_filter_traps, 30));
+	ASSERT_CHILD_OK(in_child_within(program_filter_errno, 30));
+}
+
+static volatile int stop_thread;
+
+/* Maps and unmaps shared anonymous memory until told to stop. */
+static void *map_unmap_loop(void *arg)
+{
+	while (!stop_thread) {
+		void *p = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (p != MAP_FAILED)
+			munmap(p, page);
+	}
+	return NULL;
+}
+
+static int map_unmap_once(void)
+{
+	char *w = make_window(SHARED_ANON);
+
+	if (w == MAP_FAILED || raw_rfp(w, 1, 1, 0) || shows(w, 0) != 1)
+		return 1;
+	return munmap(w, PAGES * page) ? 1 : 0;
+}
+
+/*
+ * fork() while another thread is inside the shim's mmap() or munmap():
+ * the child maps, remaps and unmaps (it would hang on a lock taken in the
+ * parent).
+ */
+TEST(fork_while_another_thread_maps)
+{
+	pthread_t t;
+	int i;
+
+	NEEDS_SHIM();
+	stop_thread = 0;
+	ASSERT_EQ(0, pthread_create(&t, NULL, map_unmap_loop, NULL));
+	for (i = 0; i < 200; i++) {
+		int status = in_child_within(map_unmap_once, 30);
+
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			break;
+	}
+	stop_thread = 1;
+	pthread_join(t, NULL);
+	ASSERT_EQ(200, i) TH_LOG("fork %d: a child failed or hung", i);
+}
+
+#define HANDLER_WINDOWS 64
+
+static char *handler_window[HANDLER_WINDOWS];
+static char handler_path[HANDLER_WINDOWS][32];
+static volatile sig_atomic_t handler_calls, handler_failed;
+
+/* Remaps the next window, of a file the shim has not seen: by its path. */
+static void remap_in_handler(int sig)
+{
+	int i = handler_calls;
+
+	if (i < HANDLER_WINDOWS && (raw_rfp(handler_window[i], 1, 1, 0) ||
+				    shows(handler_window[i], 0) != 1))
+		handler_failed = 1;
+	handler_calls = i + 1;
+}
+
+static void *signal_loop(void *arg)
+{
+	pthread_t main_thread = *(pthread_t *)arg;
+
+	while (handler_calls < HANDLER_WINDOWS) {
+		pthread_kill(main_thread, SIGUSR1);
+		usleep(1000);
+	}
+	stop_thread = 1;
+	return NULL;
+}
+
+/*
+ * Each signal remaps a file the shim finds (and keeps) then, while the
+ * interrupted thread is inside munmap() of memory the shim keeps a memfd
+ * for.
+ */
+static int handler_remaps_inside_munmap(void)
+{
+	struct sigaction sa = { .sa_handler = remap_in_handler };
+	pthread_t self_thread = pthread_self(), t;
+	int i;
+
+	for (i = 0; i < HANDLER_WINDOWS; i++) {
+		char path[] = "/dev/shm/rfp-compat-XXXXXX";
+		int fd = mkstemp(path);
+
+		if (fd < 0 || ftruncate(fd, 2 * page))
+			return 2;
+		handler_window[i] = raw_mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+					     MAP_SHARED, fd);
+		close(fd);
+		if (handler_window[i] == MAP_FAILED)
+			return 2;
+		sprintf(handler_window[i] + page, "page 1");
+		strcpy(handler_path[i], path);
+	}
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 2;
+	stop_thread = 0;
+	if (pthread_create(&t, NULL, signal_loop, &self_thread))
+		return 2;
+	map_unmap_loop(NULL);
+	pthread_join(t, NULL);
+	for (i = 0; i < HANDLER_WINDOWS; i++)
+		unlink(handler_path[i]);
+	return handler_failed ? 3 : 0;
+}
+
+TEST(signal_handler_remaps_inside_munmap)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(handler_remaps_inside_munmap, 20));
+}
+
+/*
+ * The program closes every descriptor but its own three (closefrom(),
+ * close_range(), or close() of each), opens a log, then unmaps memory the
+ * shim kept descriptors for: the log stays open.
+ */
+static int closes_all(void (*close_all)(void))
+{
+	char path[] = "/dev/shm/rfp-compat-XXXXXX";
+	char *a = make_window(SHARED_ANON), *b = make_window(MEMFD_CLOSED);
+	int log[64], i, fd;
+	struct stat st;
+
+	if (a == MAP_FAILED || b == MAP_FAILED || raw_rfp(a, 1, 1, 0) ||
+	    raw_rfp(b, 1, 1, 0))
+		return 2;
+	close_all();
+	/* The log, open 64 times: the numbers the shim had are among them. */
+	fd = mkstemp(path);
+	if (fd < 0)
+		return 2;
+	log[0] = fd;
+	for (i = 1; i < 64; i++) {
+		log[i] = open(path, O_WRONLY | O_APPEND);
+		if (log[i] < 0)
+			return 2;
+	}
+	unlink(path);
+	munmap(a, PAGES * page);
+	munmap(b, PAGES * page);
+	for (i = 0; i < 64; i++)
+		if (write(log[i], "x", 1) != 1)
+			return 3;
+	return fstat(fd, &st) || st.st_size != 64 ? 4 : 0;
+}
+
+static void by_closefrom(void)
+{
+	closefrom(3);
+}
+
+static void by_close_range(void)
+{
+	close_range(3, ~0U, 0);
+}
+
+static void by_close(void)
+{
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+}
+
+static int closes_all_closefrom(void)
+{
+	return closes_all(by_closefrom);
+}
+
+static int closes_all_close_range(void)
+{
+	return closes_all(by_close_range);
+}
+
+static int closes_all_close(void)
+{
+	return closes_all(by_close);
+}
+
+TEST(program_closes_every_descriptor)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(closes_all_closefrom, 30));
+	ASSERT_CHILD_OK(in_child_within(closes_all_close_range, 30));
+	ASSERT_CHILD_OK(in_child_within(closes_all_close, 30));
+}
+
+static volatile int race_fd, race_a, race_b;
+
+/* Points the program's descriptor number at the other file, and back. */
+static void *swap_loop(void *arg)
+{
+	while (!stop_thread) {
+		dup2(race_b, race_fd);
+		dup2(race_a, race_fd);
+	}
+	return NULL;
+}
+
+/*
+ * The program's only descriptors for a window's file: one whose number
+ * another thread points at another file and back, and a steady one.  The
+ * window, mapped anew each time behind the shim's back (so that the shim
+ * looks among the program's descriptors at every remap), shows its own
+ * file after the remap.
+ */
+static int descriptor_number_race(void)
+{
+	char a_path[] = "/dev/shm/rfp-compat-XXXXXX";
+	char b_path[] = "/dev/shm/rfp-compat-XXXXXX";
+	pthread_t t;
+	char *w;
+	int i, bad = 0;
+
+	race_fd = open("/dev/null", O_RDONLY);	/* a low number, seen first */
+	race_a = mkstemp(a_path);
+	race_b = mkstemp(b_path);
+	if (race_fd < 0 || race_a < 0 || race_b < 0 ||
+	    ftruncate(race_a, 2 * page) || ftruncate(race_b, 2 * page))
+		return 2;
+	unlink(a_path);
+	unlink(b_path);
+	w = raw_mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, race_a);
+	if (w == MAP_FAILED)
+		return 2;
+	sprintf(w + page, "page 1");
+	munmap(w, 2 * page);
+	dup2(race_a, race_fd);
+	stop_thread = 0;
+	if (pthread_create(&t, NULL, swap_loop, NULL))
+		return 2;
+	for (i = 0; i < 2000 && !bad; i++) {
+		w = raw_mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     race_a);
+		if (w == MAP_FAILED || raw_rfp(w, 1, 1, 0) || shows(w, 0) != 1)
+			bad = 1;
+		munmap(w, 2 * page);
+	}
+	stop_thread = 1;
+	pthread_join(t, NULL);
+	return bad ? 3 : 0;
+}
+
+/* Without privileges, where map_files is closed (root drops to 65534). */
+TEST(descriptor_number_reused_during_a_remap)
+{
+	NEEDS_SHIM();
+	ASSERT_EQ(0, in_child(descriptor_number_race, getuid() == 0))
+		TH_LOG("3: the window showed another file, or a remap failed");
+}
+
+/*
+ * Root maps a file of mode 0600, remaps it (the shim finds and keeps a
+ * descriptor), closes its own and drops to uid 65534: no descriptor of
+ * the file is left in the process.  The same for a file the shim keeps
+ * from the start (unlinked).
+ */
+static int drops_privileges(int unlinked)
+{
+	char path[] = "/dev/shm/rfp-compat-XXXXXX";
+	int fd = mkstemp(path);
+	struct stat st;
+	char *w;
+
+	if (fd < 0 || fchmod(fd, 0600) || ftruncate(fd, 2 * page) || fstat(fd, &st))
+		return 2;
+	if (unlinked)
+		unlink(path);
+	w = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w == MAP_FAILED)
+		return 2;
+	sprintf(w + page, "page 1");
+	close(fd);
+	if (raw_rfp(w, 1, 1, 0) || shows(w, 0) != 1)
+		return 3;
+	if (!unlinked)
+		unlink(path);
+	if (fds_of(st.st_dev, st.st_ino) != 1)
+		return 4;	/* the premise: the shim kept one */
+	if (setgid(65534) || setuid(65534))
+		return 2;
+	if (fds_of(st.st_dev, st.st_ino) != 0)
+		return 5;
+	return strcmp(w + 0, "page 1") ? 6 : 0;
+}
+
+static int drops_privileges_linked(void)
+{
+	return drops_privileges(0);
+}
+
+static int drops_privileges_unlinked(void)
+{
+	return drops_privileges(1);
+}
+
+TEST(privileges_dropped_with_the_descriptors)
+{
+	NEEDS_SHIM();
+	if (getuid() != 0)
+		SKIP(return, "runs as root, to drop to uid 65534");
+	EXPECT_EQ(0, in_child(drops_privileges_linked, 0)) TH_LOG("4: no kept descriptor, 5: one left");
+	EXPECT_EQ(0, in_child(drops_privileges_unlinked, 0)) TH_LOG("4: no kept descriptor, 5: one left");
+}
+
+/*
+ * A file written through a remapped shared mapping, unmapped and closed,
+ * has no writer left: a read lease is granted (it fails with EAGAIN while
+ * any descriptor is open for writing), and no descriptor is left.
+ */
+TEST(no_descriptor_left_after_unmap)
+{
+	char path[] = "/dev/shm/rfp-compat-XXXXXX";
+	int fd, ret;
+	struct stat st;
+	char *w;
+
+	NEEDS_SHIM();
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 2 * page));
+	ASSERT_EQ(0, fstat(fd, &st));
+	w = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	close(fd);
+	sprintf(w + page, "page 1");
+	ASSERT_EQ(0, raw_rfp(w, 1, 1, 0));
+	ASSERT_EQ(1, shows(w, 0));
+	ASSERT_EQ(0, munmap(w, 2 * page));
+	EXPECT_EQ(0, fds_of(st.st_dev, st.st_ino));
+	fd = open(path, O_RDONLY);
+	unlink(path);
+	ASSERT_LE(0, fd);
+	ret = fcntl(fd, F_SETLEASE, F_RDLCK);
+	if (ret && errno == EINVAL)
+		TH_LOG("no leases on this kernel (CONFIG_FILE_LOCKING): the descriptor count above is the test");
+	else
+		EXPECT_EQ(0, ret) TH_LOG("F_SETLEASE: %s", strerror(errno));
+	close(fd);
+}
+
+/*
+ * The program holds a POSIX lock on a file it maps, remaps and unmaps:
+ * the lock is still held (closing any descriptor of a file drops the
+ * process's POSIX locks on it, so the shim keeps the one it used).
+ */
+TEST(posix_lock_kept)
+{
+	char path[] = "/dev/shm/rfp-compat-XXXXXX";
+	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd, status;
+	pid_t pid;
+	char *w;
+
+	NEEDS_SHIM();
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, 2 * page));
+	ASSERT_EQ(0, fcntl(fd, F_SETLK, &lock));
+	w = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	sprintf(w + page, "page 1");
+	ASSERT_EQ(0, raw_rfp(w, 1, 1, 0));
+	ASSERT_EQ(1, shows(w, 0));
+	ASSERT_EQ(0, munmap(w, 2 * page));
+	/* Another process asks who holds the file. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int other = open(path, O_RDWR);
+
+		if (other < 0 || fcntl(other, F_GETLK, &q))
+			_exit(2);
+		_exit(q.l_type == F_WRLCK && q.l_pid == getppid() ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	unlink(path);
+	close(fd);
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the lock is gone");
+}
+
+/*
+ * Shared anonymous memory, unmapped or replaced, leaves no memfd behind:
+ * 1100 mappings at once (more than one table of kept descriptors), then
+ * 200 replaced by mmap(MAP_FIXED).
+ */
+TEST(no_memfd_left_behind)
+{
+	static char *p[1100];
+	int i, vmas, fds, vmas_before, fds_before;
+
+	NEEDS_SHIM();
+	/* The harness's own shared memory has its memfds too. */
+	fds_before = shim_memfds(&vmas_before);
+	for (i = 0; i < 1100; i++) {
+		p[i] = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, p[i]);
+	}
+	for (i = 0; i < 1100; i++)
+		ASSERT_EQ(0, munmap(p[i], page));
+	fds = shim_memfds(&vmas);
+	EXPECT_EQ(fds_before, fds);
+	EXPECT_EQ(vmas_before, vmas);
+	for (i = 0; i < 200; i++) {
+		p[i] = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, p[i]);
+		ASSERT_EQ(p[i], mmap(p[i], 4 * page, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	}
+	fds = shim_memfds(&vmas);
+	EXPECT_EQ(fds_before, fds);
+	EXPECT_EQ(vmas_before, vmas);
+	for (i = 0; i < 200; i++)
+		munmap(p[i], 4 * page);
 }
 
 int main(int argc, char **argv)

@@ -8,7 +8,8 @@
  *   -q            no line on stderr when a process first emulates a call
  *   --glibc-only  no seccomp filter: only glibc's remap_file_pages() is
  *                 caught, not raw syscall()s (nothing inherited by children)
- *   --always      emulate without asking the kernel first
+ *   --always      emulate where the kernel would remap itself (the kernel is
+ *                 still asked, with a call it refuses)
  *
  * The library is looked up next to this program, by the word size of
  * PROGRAM: librfp-compat.so (this program's own), librfp-compat32.so or

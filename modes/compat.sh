@@ -39,3 +39,7 @@ exit \$rc"
 			"/compat/rfp-compat -q /compat/rfp-stress -d $d -s ${STRESS_SECONDS:-10} -p $STRESS_PROCS -t $STRESS_THREADS"
 	done
 done
+
+# The same test on this machine's kernel, which allows the syscall (the
+# shim emulates with --always): the guests' x86_64 programs run here.
+[ "$ARCH" != x86_64 ] || host_step shim-host shim_host_tests

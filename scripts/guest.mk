@@ -41,7 +41,8 @@ SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
 # librfp-compat32.so next to it.
 COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
 	$(if $(and $(CC64),$(CC32)),$(COMPAT)/librfp-compat32.so) \
-	$(COMPAT)/rfp-compat-test $(COMPAT)/rfp-stress $(COMPAT)/rfp-bench \
+	$(COMPAT)/rfp-compat-test $(COMPAT)/librfp-compat-early.so \
+	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench \
 	$(DYN_SELFTESTS)
 
 $(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c
@@ -49,15 +50,23 @@ $(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c
 	@echo "    CC $(notdir $@)"
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
-$(COMPAT)/librfp-compat.so: $(TOP)/compat/librfp-compat.c
+SHIM_SRCS := $(wildcard $(TOP)/compat/shim-*.c)
+
+$(COMPAT)/librfp-compat.so: $(SHIM_SRCS) $(TOP)/compat/shim.h
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@)"
+	$(CC) $(SHIM_CFLAGS) -o $@ $(SHIM_SRCS)
+
+$(COMPAT)/librfp-compat32.so: $(SHIM_SRCS) $(TOP)/compat/shim.h
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@)"
+	$(CC32) $(SHIM_CFLAGS) -o $@ $(SHIM_SRCS)
+
+# A library whose constructor runs before the shim's (rfp-compat-test).
+$(COMPAT)/librfp-compat-early.so: $(TOP)/compat/rfp-compat-early.c
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
-
-$(COMPAT)/librfp-compat32.so: $(TOP)/compat/librfp-compat.c
-	@mkdir -p $(@D)
-	@echo "    CC $(notdir $@)"
-	$(CC32) $(SHIM_CFLAGS) -o $@ $<
 
 $(COMPAT)/rfp-compat-test: $(TOP)/compat/rfp-compat-test.c $(TOOL_H) \
 		$(KTREE)/tools/testing/selftests/kselftest_harness.h

@@ -158,3 +158,22 @@ mm_compare() {
 	done
 	python3 "$TOP/scripts/mm-compare.py" "$RUN/collected-stock" "$RUN/collected-patched"
 }
+
+# rfp-compat's own test on this machine's kernel, where the syscall is
+# allowed: with --always the shim emulates every call.  Its result lines,
+# and a failure when it printed fewer than its plan.
+shim_host_tests() {
+	local log=$RUN/shim-host.log dir plan n rc=0
+	dir=$(mktemp -d)
+	(cd "$dir" && "$US/compat/rfp-compat" -q --always "$US/compat/rfp-compat-test") \
+		>"$log" 2>&1 || rc=$?
+	rm -rf "$dir"
+	grep -E '^(not )?ok |^# ' "$log" || true
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)
+	n=$(grep -cE '^(not )?ok ' "$log" || true)
+	if [ -z "$plan" ] || [ "$n" != "$plan" ]; then
+		echo "not ok - rfp-compat-test printed $n results of its plan of ${plan:-none} ($log)"
+		return 1
+	fi
+	return "$rc"
+}

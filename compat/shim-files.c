@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * librfp-compat.so: the file behind a VMA, and the descriptors the shim
+ * keeps.
+ *
+ * The kernel's remap reaches the file through the VMA; user space needs
+ * a descriptor.  The shim keeps one only while the file is mapped, and
+ * only where the program may not have one of its own: for a file it maps
+ * that has no name left (unlinked, or a memfd), for the memfd it makes
+ * each shared anonymous mapping from, and for a file it had to find at a
+ * remap.  A kept descriptor is closed
+ *
+ *  - when no VMA of its file is left in the addresses it was seen at
+ *    (munmap(), mmap(MAP_FIXED) and mremap() over them), unless the
+ *    process holds a POSIX lock on the file: closing any descriptor of a
+ *    file drops them all;
+ *  - when the process changes its credentials (set*id(), setgroups()),
+ *    but for the memfds of shared anonymous memory;
+ *  - never behind the program's back: a number the program closes itself
+ *    (close(), close_range(), closefrom(), dup2() over it) is forgotten,
+ *    not closed again later.
+ *
+ * The table takes no lock: the SIGSYS handler may run in a thread that is
+ * inside munmap(), and fork() may come at any time.  A slot is claimed and
+ * released with compare-and-swap on its descriptor; whoever reads a slot
+ * checks the descriptor's file (device and inode) before using it.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define SLOTS	255
+
+enum kind { KEPT_FILE, KEPT_MEMFD };
+
+struct slot {
+	/* 0: free; -1: being filled or emptied; else the descriptor + 1 */
+	_Atomic int fd1;
+	enum kind kind;
+	dev_t dev;
+	ino_t ino;
+	/* The addresses the file was seen mapped at: [lo, hi) */
+	_Atomic unsigned long lo, hi;
+};
+
+struct chunk {
+	struct slot slot[SLOTS];
+	struct chunk *_Atomic next;
+};
+
+/* The first chunk is static: no constructor needed, no allocation. */
+static struct chunk table;
+static _Atomic int used;	/* slots ever claimed: nothing to scan at 0 */
+
+#define for_each_slot(c, s) \
+	for (c = &table; c; c = atomic_load(&c->next)) \
+		for (s = c->slot; s < c->slot + SLOTS; s++)
+
+static void widen(struct slot *s, unsigned long addr, unsigned long len)
+{
+	unsigned long v, end = addr + len;
+
+	v = atomic_load(&s->lo);
+	while (addr < v && !atomic_compare_exchange_weak(&s->lo, &v, addr))
+		;
+	v = atomic_load(&s->hi);
+	while (end > v && !atomic_compare_exchange_weak(&s->hi, &v, end))
+		;
+}
+
+/* A free slot, claimed (fd1 == -1); NULL when no memory is left. */
+static struct slot *claim(void)
+{
+	struct chunk *c = &table, *next;
+	struct slot *s;
+	int zero;
+
+	for (;;) {
+		for (s = c->slot; s < c->slot + SLOTS; s++) {
+			zero = 0;
+			if (atomic_compare_exchange_strong(&s->fd1, &zero, -1)) {
+				atomic_fetch_add(&used, 1);
+				return s;
+			}
+		}
+		next = atomic_load(&c->next);
+		if (!next) {
+			/* A raw mmap(): malloc() is not async-signal-safe. */
+			struct chunk *fresh = sys_mmap(0, sizeof(*fresh),
+						       PROT_READ | PROT_WRITE,
+						       MAP_PRIVATE | MAP_ANONYMOUS,
+						       -1, 0);
+
+			if (fresh == MAP_FAILED)
+				return NULL;
+			if (!atomic_compare_exchange_strong(&c->next, &next, fresh))
+				syscall(SYS_munmap, fresh, sizeof(*fresh));
+			else
+				next = fresh;
+		}
+		c = next;
+	}
+}
+
+/* Keep FD, the shim's own, for its file, seen at [addr, addr + len). */
+static bool keep(int fd, enum kind kind, unsigned long addr, unsigned long len)
+{
+	struct slot *s;
+	struct stat st;
+
+	/*
+	 * The descriptor that tells when the file is unmapped is opened
+	 * now: a process that runs out of descriptors still has it then.
+	 */
+	if (fstat(fd, &st) || maps_open() < 0 || !(s = claim()))
+		return false;
+	s->kind = kind;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	atomic_store(&s->lo, addr);
+	atomic_store(&s->hi, addr + len);
+	atomic_store(&s->fd1, fd + 1);
+	return true;
+}
+
+static struct slot *kept(dev_t dev, ino_t ino, int *fd)
+{
+	struct chunk *c;
+	struct slot *s;
+	int fd1;
+
+	if (!atomic_load(&used))
+		return NULL;
+	for_each_slot(c, s) {
+		fd1 = atomic_load(&s->fd1);
+		if (fd1 > 0 && s->dev == dev && s->ino == ino) {
+			*fd = fd1 - 1;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Whether this process holds a POSIX lock on DEV:INO, from /proc/locks:
+ * "1: POSIX  ADVISORY  WRITE 1234 fd:01:5678 0 EOF".  Waiters ("->")
+ * hold nothing; OFD locks belong to their open file, not to the process.
+ */
+static bool holds_posix_lock(dev_t dev, ino_t ino)
+{
+	struct reader r = { .fd = open("/proc/locks", O_RDONLY | O_CLOEXEC) };
+	unsigned long pid = getpid();
+	const char *p;
+	char *line;
+	bool held = false;
+
+	if (r.fd < 0)	/* ENOENT: a kernel without file locks */
+		return errno != ENOENT;	/* else it cannot tell: do not close */
+	while (!held && (line = next_line(&r))) {
+		p = strchr(line, ':');
+		if (!p || strstr(line, "->"))
+			continue;
+		p++;
+		skip_spaces(&p);
+		if (strncmp(p, "POSIX", 5))
+			continue;
+		/* POSIX, ADVISORY, READ or WRITE, then the pid. */
+		for (int field = 0; field < 3; field++) {
+			while (*p && *p != ' ')
+				p++;
+			skip_spaces(&p);
+		}
+		if (parse_dec(&p) != pid)
+			continue;
+		skip_spaces(&p);
+		unsigned int maj = parse_hex(&p);
+
+		if (*p++ != ':')
+			continue;
+		unsigned int min = parse_hex(&p);
+
+		if (*p++ != ':')
+			continue;
+		held = parse_dec(&p) == ino && makedev(maj, min) == dev;
+	}
+	sys_close(r.fd);
+	return held;
+}
+
+/*
+ * Empty slot S, whose descriptor is FD1 - 1; the descriptor is closed
+ * unless CLOSE is false (the program closed that number itself).
+ */
+static void release(struct slot *s, int fd1, bool close)
+{
+	struct stat st;
+
+	if (!atomic_compare_exchange_strong(&s->fd1, &fd1, -1))
+		return;		/* someone else's now */
+	if (close && s->kind == KEPT_FILE && holds_posix_lock(s->dev, s->ino)) {
+		atomic_store(&s->fd1, fd1);
+		return;
+	}
+	/*
+	 * A number closed by a raw syscall, and reused, is the program's:
+	 * only the file the shim kept is closed.
+	 */
+	if (close && !fstat(fd1 - 1, &st) && st.st_dev == s->dev &&
+	    st.st_ino == s->ino)
+		sys_close(fd1 - 1);
+	atomic_fetch_sub(&used, 1);
+	atomic_store(&s->fd1, 0);
+}
+
+/* A file the program maps shared and writable: kept if it has no name. */
+void keep_mapped(int fd, unsigned long addr, unsigned long len)
+{
+	struct stat st;
+	struct slot *s;
+	int dup, kfd;
+
+	if (fstat(fd, &st))
+		return;
+	s = kept(st.st_dev, st.st_ino, &kfd);
+	if (s) {
+		widen(s, addr, len);
+		return;
+	}
+	if (st.st_nlink)
+		return;		/* a path reaches it, or the program's own */
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup >= 0 && !keep(dup, KEPT_FILE, addr, len))
+		sys_close(dup);
+}
+
+/* The memfd behind a shared anonymous mapping; false when it cannot. */
+bool keep_memfd(int fd, unsigned long addr, unsigned long len)
+{
+	return keep(fd, KEPT_MEMFD, addr, len);
+}
+
+/* [addr, addr + len) was unmapped or replaced: close what is not mapped. */
+void drop_unmapped(unsigned long addr, unsigned long len)
+{
+	struct chunk *c;
+	struct slot *s;
+	int fd1;
+
+	if (!atomic_load(&used))
+		return;
+	for_each_slot(c, s) {
+		fd1 = atomic_load(&s->fd1);
+		if (fd1 <= 0 || atomic_load(&s->hi) <= addr ||
+		    atomic_load(&s->lo) >= addr + len)
+			continue;
+		if (!file_mapped_in(s->dev, s->ino, atomic_load(&s->lo),
+				    atomic_load(&s->hi)))
+			release(s, fd1, true);
+	}
+}
+
+/* mremap(): what was seen at OLD is now also at NEW. */
+void moved(unsigned long old, unsigned long old_len, unsigned long new,
+	   unsigned long new_len)
+{
+	struct chunk *c;
+	struct slot *s;
+
+	if (!atomic_load(&used))
+		return;
+	for_each_slot(c, s)
+		if (atomic_load(&s->fd1) > 0 && atomic_load(&s->hi) > old &&
+		    atomic_load(&s->lo) < old + old_len)
+			widen(s, new, new_len);
+	drop_unmapped(old, old_len);
+}
+
+/* The program closed FIRST to LAST: those numbers are no longer ours. */
+static void forget(unsigned int first, unsigned int last)
+{
+	struct chunk *c;
+	struct slot *s;
+	int fd1;
+
+	maps_forget(first, last);
+	if (!atomic_load(&used))
+		return;
+	for_each_slot(c, s) {
+		fd1 = atomic_load(&s->fd1);
+		if (fd1 > 0 && (unsigned int)fd1 - 1 >= first &&
+		    (unsigned int)fd1 - 1 <= last)
+			release(s, fd1, false);
+	}
+}
+
+/* The credentials changed: no descriptor opened under the old ones. */
+static void drop_files(void)
+{
+	struct chunk *c;
+	struct slot *s;
+	int fd1;
+
+	if (!atomic_load(&used))
+		return;
+	for_each_slot(c, s) {
+		fd1 = atomic_load(&s->fd1);
+		if (fd1 > 0 && s->kind == KEPT_FILE)
+			release(s, fd1, true);
+	}
+}
+
+static bool same_file(int fd, const struct vma *v)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_ino == v->ino &&
+	       major(st.st_dev) == v->major && minor(st.st_dev) == v->minor;
+}
+
+static bool writable(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_ACCMODE) == O_RDWR;
+}
+
+/*
+ * A copy of one of the program's descriptors for V's file, open for
+ * writing.  The copy is made before the check, so that what is checked
+ * is what is mapped, whatever another thread does with the number.
+ */
+static int program_fd(const struct vma *v)
+{
+	char buf[1024];
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int found = -1;
+	long n;
+
+	if (dir < 0)
+		return -1;
+	while (found < 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		long off;
+
+		for (off = 0; off < n && found < 0;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen;
+				 unsigned char type; char name[]; } *d = (void *)(buf + off);
+			const char *p = d->name;
+			int fd, copy;
+
+			off += d->reclen;
+			if (*p < '0' || *p > '9')
+				continue;
+			fd = parse_dec(&p);
+			if (fd == dir || !same_file(fd, v))
+				continue;
+			copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+			if (copy < 0)
+				continue;
+			if (same_file(copy, v) && writable(copy))
+				found = copy;
+			else
+				sys_close(copy);
+		}
+	}
+	sys_close(dir);
+	return found;
+}
+
+/*
+ * A descriptor for the file of the VM_SHARED VMA V, open for reading and
+ * writing (as the file of a VM_SHARED VMA was), kept until the file is
+ * unmapped; -1 when there is none.
+ */
+int vma_file(struct vma *v)
+{
+	char path[80], a[24], b[24];
+	struct slot *s;
+	int fd;
+
+	s = kept(makedev(v->major, v->minor), v->ino, &fd);
+	if (s && same_file(fd, v))
+		return fd;
+	fd = program_fd(v);
+	if (fd < 0) {
+		join(path, sizeof(path), "/proc/self/map_files/",
+		     ul(a, v->start, 16), "-", ul(b, v->end, 16), NULL);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	if (fd < 0 && !v->path[0]) {
+		struct vma named;
+
+		/* The fast lookup left the path out. */
+		if (!query_vma(v->start, &named, true) && named.ino == v->ino)
+			memcpy(v->path, named.path, sizeof(v->path));
+	}
+	if (fd < 0 && v->path[0] == '/' && !strstr(v->path, " (deleted)"))
+		fd = open(v->path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (!same_file(fd, v)) {
+		sys_close(fd);
+		return -1;
+	}
+	/*
+	 * Closing it now would drop the process's POSIX locks on the file;
+	 * it is closed when the file is unmapped, after a look for them.
+	 */
+	if (!keep(fd, KEPT_FILE, v->start, v->end - v->start)) {
+		sys_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- the program's own descriptor calls ---- */
+
+/*
+ * libc's own function NAME, the next after the shim's: glibc's close() is
+ * a cancellation point, its set*id() change every thread's credentials.
+ */
+#define REAL(name) ({						\
+	static __typeof__(name) *_fn;				\
+	if (!_fn)						\
+		_fn = dlsym(RTLD_NEXT, #name);			\
+	_fn;							\
+})
+
+int close(int fd)
+{
+	if (fd >= 0)
+		forget(fd, fd);
+	return REAL(close) ? REAL(close)(fd) : sys_close(fd);
+}
+
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+	int ret = REAL(close_range) ? REAL(close_range)(first, last, flags) :
+		  syscall(SYS_close_range, first, last, flags);
+
+	/* CLOSE_RANGE_CLOEXEC (4) only marks them. */
+	if (!ret && !(flags & 4))
+		forget(first, last);
+	return ret;
+}
+
+void closefrom(int lowfd)
+{
+	forget(lowfd < 0 ? 0 : lowfd, ~0U);
+	if (REAL(closefrom))
+		REAL(closefrom)(lowfd);
+	else
+		syscall(SYS_close_range, lowfd, ~0U, 0);
+}
+
+int dup2(int old, int new)
+{
+	int ret = REAL(dup2)(old, new);
+
+	if (ret >= 0 && old != new)
+		forget(new, new);
+	return ret;
+}
+
+int dup3(int old, int new, int flags)
+{
+	int ret = REAL(dup3)(old, new, flags);
+
+	if (ret >= 0)
+		forget(new, new);
+	return ret;
+}
+
+/* ---- credentials: the descriptors opened under the old ones go ---- */
+
+#define CREDENTIALS(name, params, args)		\
+int name params					\
+{						\
+	int ret = REAL(name) args;		\
+						\
+	if (!ret)				\
+		drop_files();			\
+	return ret;				\
+}
+
+CREDENTIALS(setuid, (uid_t u), (u))
+CREDENTIALS(setgid, (gid_t g), (g))
+CREDENTIALS(seteuid, (uid_t u), (u))
+CREDENTIALS(setegid, (gid_t g), (g))
+CREDENTIALS(setreuid, (uid_t r, uid_t e), (r, e))
+CREDENTIALS(setregid, (gid_t r, gid_t e), (r, e))
+CREDENTIALS(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+CREDENTIALS(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+CREDENTIALS(setgroups, (size_t n, const gid_t *l), (n, l))

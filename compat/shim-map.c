@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * librfp-compat.so: the emulation, and the calls that map and unmap.
+ *
+ * What the kernel does for a remap is an mmap(MAP_FIXED | MAP_SHARED) of
+ * the same file over the range, with the VMA's protections, populated
+ * unless MAP_NONBLOCK (Documentation/mm/remap_file_pages.rst).  This does
+ * the same from user space, after the kernel's checks in its order.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+/*
+ * The marker in the sixth argument of the shim's own call to the kernel,
+ * which the syscall does not read: "RfpC", twice on 64-bit.  The seccomp
+ * filter lets such a call through (shim-trap.c).
+ */
+#define RFP_MARKER_HALF	0x52667043U
+#ifdef __LP64__
+#define RFP_MARKER	(((unsigned long)RFP_MARKER_HALF << 32) | RFP_MARKER_HALF)
+#else
+#define RFP_MARKER	((unsigned long)RFP_MARKER_HALF)
+#endif
+
+static _Atomic unsigned long emulated;	/* for tests: rfp_compat_emulated() */
+static _Atomic pid_t announced_pid;
+
+unsigned long rfp_compat_emulated(void)
+{
+	return atomic_load(&emulated);
+}
+
+/* mmap() with the offset in pages, as the syscall of each ABI takes it. */
+void *sys_mmap(unsigned long addr, unsigned long len, int prot, int flags,
+	       int fd, unsigned long pgoff)
+{
+#ifdef SYS_mmap2
+	return (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd, pgoff);
+#else
+	if (pgoff > ~0UL / shim_page_size()) {
+		errno = EOVERFLOW;	/* what do_mmap() says to such a pgoff */
+		return MAP_FAILED;
+	}
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
+			       pgoff * shim_page_size());
+#endif
+}
+
+static long emulate(unsigned long start, unsigned long size,
+		    unsigned long prot, unsigned long pgoff, unsigned long flags)
+{
+	unsigned long page = shim_page_size();
+	struct vma v;
+	int fd, mflags;
+	bool locked;
+	long ret;
+
+	/* The kernel's checks, in its order (mm/remap_file_pages.c). */
+	if (prot)
+		return -EINVAL;
+	start &= ~(page - 1);
+	size &= ~(page - 1);
+	if (start + size <= start)
+		return -EINVAL;
+	if (pgoff + size / page < pgoff)
+		return -EINVAL;
+	ret = lookup(start, start + size, &v, &locked);
+	if (ret)
+		return ret;
+
+	fd = vma_file(&v);
+	if (fd < 0) {
+		char a[24], b[24];
+
+		say("rfp-compat: cannot emulate remap_file_pages() at ",
+		    ul(a, start, 16), " (", v.path[0] ? v.path : "?",
+		    ", inode ", ul(b, v.ino, 10),
+		    "): no descriptor for its file (README, \"What it cannot do\")\n",
+		    NULL);
+		return -ENOSYS;
+	}
+	prot = (v.perms[0] == 'r' ? PROT_READ : 0) |
+	       (v.perms[1] == 'w' ? PROT_WRITE : 0) |
+	       (v.perms[2] == 'x' ? PROT_EXEC : 0);
+	mflags = MAP_SHARED | MAP_FIXED | MAP_POPULATE | (flags & MAP_NONBLOCK);
+	if (locked)
+		mflags |= MAP_LOCKED;
+	ret = sys_mmap(start, size, prot, mflags, fd, pgoff) == MAP_FAILED ? -errno : 0;
+	atomic_fetch_add(&emulated, 1);
+	return ret;
+}
+
+static void announce(void)
+{
+	char buf[24], comm[32] = "?";
+	pid_t pid = getpid();
+	int fd;
+
+	if (quiet || atomic_exchange(&announced_pid, pid) == pid)
+		return;
+	fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof(comm) - 1);
+
+		comm[n > 0 ? n - 1 : 0] = '\0';
+		sys_close(fd);
+	}
+	say("rfp-compat: ", comm, " (", ul(buf, pid, 10), "): ",
+	    always ? "" : "the kernel refuses remap_file_pages(): ",
+	    "remap_file_pages() emulated with mmap(MAP_FIXED)\n", NULL);
+}
+
+/*
+ * Every call, from glibc's wrapper or from the SIGSYS handler: the
+ * kernel's answer (0 or -errno), or a value the program's own SIGSYS
+ * handler gave.
+ *
+ * Each call is first made to the kernel, marked, so that the kernel
+ * counts and names the caller, a kernel that allows the syscall does the
+ * remap itself, and a seccomp filter of the program's own answers as it
+ * would without the shim (its errno, or its SIGSYS handler's value).
+ * With --always, the call the kernel sees has prot = PROT_READ, which it
+ * refuses with EINVAL before it looks at the range (and -ENOSYS where it
+ * refuses the syscall): the program's filter still has its say, and the
+ * shim emulates.
+ */
+long rfp_call(unsigned long start, unsigned long size, unsigned long prot,
+	      unsigned long pgoff, unsigned long flags)
+{
+	long ret = syscall(SYS_remap_file_pages, start, size,
+			   always ? PROT_READ : prot, pgoff, flags, RFP_MARKER);
+
+	if (ret != -1)
+		return ret;
+	if (errno != ENOSYS && !(always && errno == EINVAL))
+		return -errno;
+	announce();
+	return emulate(start, size, prot, pgoff, flags);
+}
+
+int remap_file_pages(void *start, size_t size, int prot, size_t pgoff,
+		     int flags)
+{
+	long ret = rfp_call((unsigned long)start, size, prot, pgoff, flags);
+
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
+
+/* ---- mmap() and munmap(): the files behind shared mappings ---- */
+
+static bool is_shared(int flags)
+{
+	int type = flags & MAP_TYPE;
+
+	return type == MAP_SHARED || type == MAP_SHARED_VALIDATE;
+}
+
+static bool writable(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_ACCMODE) == O_RDWR;
+}
+
+/*
+ * Shared anonymous memory has no file a process can open: the shim makes
+ * it from a memfd, which it keeps while the memory is mapped.
+ */
+static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
+				    int flags)
+{
+	unsigned long page = shim_page_size();
+	int fd = syscall(SYS_memfd_create, "rfp-compat", MFD_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	if (ftruncate(fd, (len + page - 1) & ~(page - 1))) {
+		sys_close(fd);
+		return MAP_FAILED;
+	}
+	p = sys_mmap((unsigned long)addr, len, prot, flags & ~MAP_ANONYMOUS,
+		     fd, 0);
+	/* Without a slot, the mapping is the program's as it is. */
+	if (p == MAP_FAILED || !keep_memfd(fd, (unsigned long)p, len))
+		sys_close(fd);
+	return p;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p = MAP_FAILED;
+
+	if (flags & MAP_LOCKED)
+		note_locking();
+	if (is_shared(flags) && (flags & MAP_ANONYMOUS) && !(flags & MAP_HUGETLB) &&
+	    len)
+		p = shared_anon_from_memfd(addr, len, prot, flags);
+	if (p == MAP_FAILED) {
+		if (off & (shim_page_size() - 1)) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		p = sys_mmap((unsigned long)addr, len, prot, flags, fd,
+			     (unsigned long)off / shim_page_size());
+		if (p == MAP_FAILED)
+			return p;
+		if (is_shared(flags) && !(flags & MAP_ANONYMOUS) && writable(fd))
+			keep_mapped(fd, (unsigned long)p, len);
+	}
+	if (flags & MAP_FIXED)
+		drop_unmapped((unsigned long)p, len);
+	return p;
+}
+
+/* What programs built with _FILE_OFFSET_BITS=64 call. */
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	if (off != (off_t)off) {
+		/* Past a 32-bit off_t: no file kept, the mapping made. */
+		if (off & (shim_page_size() - 1)) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		return sys_mmap((unsigned long)addr, len, prot, flags, fd,
+				off / shim_page_size());
+	}
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+int munmap(void *addr, size_t len)
+{
+	long ret = syscall(SYS_munmap, addr, len);
+
+	if (!ret)
+		drop_unmapped((unsigned long)addr, len);
+	return ret;
+}
+
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new = NULL, *p;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new = va_arg(ap, void *);
+		va_end(ap);
+	}
+	p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new);
+	if (p != MAP_FAILED) {
+		if (flags & MREMAP_FIXED)
+			drop_unmapped((unsigned long)p, new_len);
+		moved((unsigned long)old, old_len, (unsigned long)p, new_len);
+	}
+	return p;
+}
+
+/*
+ * Whether a VMA may be locked is asked of the kernel only once the
+ * program has asked for locked memory (the common remap then needs no
+ * read of /proc/self/status).
+ */
+int mlock(const void *addr, size_t len)
+{
+	note_locking();
+	return syscall(SYS_mlock, addr, len);
+}
+
+int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	note_locking();
+	return syscall(SYS_mlock2, addr, len, flags);
+}
+
+int mlockall(int flags)
+{
+	note_locking();
+	return syscall(SYS_mlockall, flags);
+}

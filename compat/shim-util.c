@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * librfp-compat.so: what every part uses.  All of it is async-signal-safe:
+ * no allocation, no stdio, no lock.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+/* From the auxiliary vector, so that it is right before any constructor. */
+unsigned long shim_page_size(void)
+{
+	static _Atomic unsigned long size;
+	unsigned long s = atomic_load_explicit(&size, memory_order_relaxed);
+
+	if (!s) {
+		s = getauxval(AT_PAGESZ);
+		if (!s)
+			s = 4096;
+		atomic_store_explicit(&size, s, memory_order_relaxed);
+	}
+	return s;
+}
+
+/* close(), past the shim's own interposer of it. */
+long sys_close(int fd)
+{
+	return syscall(SYS_close, fd);
+}
+
+/* Appends the strings up to NULL to BUF of SIZE bytes; its length. */
+static size_t cat(char *buf, size_t size, size_t n, va_list ap)
+{
+	const char *s;
+
+	while ((s = va_arg(ap, const char *))) {
+		size_t len = strlen(s);
+
+		if (len > size - 1 - n)
+			len = size - 1 - n;
+		memcpy(buf + n, s, len);
+		n += len;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* Writes the strings up to NULL to stderr, in one write(). */
+void say(const char *first, ...)
+{
+	char buf[512];
+	size_t n;
+	va_list ap;
+
+	n = strlen(first) < sizeof(buf) ? strlen(first) : sizeof(buf) - 1;
+	memcpy(buf, first, n);
+	va_start(ap, first);
+	n = cat(buf, sizeof(buf), n, ap);
+	va_end(ap);
+	if (write(2, buf, n) < 0)
+		return;
+}
+
+/* V in BASE, written backwards into BUF (24 bytes): its first digit. */
+const char *ul(char *buf, unsigned long v, int base)
+{
+	char *p = buf + 23;
+
+	*p = '\0';
+	do {
+		*--p = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	return p;
+}
+
+/* The strings up to NULL, joined into BUF of SIZE bytes. */
+char *join(char *buf, size_t size, ...)
+{
+	va_list ap;
+
+	va_start(ap, size);
+	cat(buf, size, 0, ap);
+	va_end(ap);
+	return buf;
+}
+
+/* Next line of the file, without its newline; NULL at the end. */
+char *next_line(struct reader *r)
+{
+	char *nl;
+
+	for (;;) {
+		nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+		if (nl) {
+			char *line = r->buf + r->pos;
+
+			*nl = '\0';
+			r->pos = nl + 1 - r->buf;
+			return line;
+		}
+		/* Keep the partial line, read more after it. */
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->len -= r->pos;
+		r->pos = 0;
+		if (r->len == sizeof(r->buf))
+			r->len = 0;	/* a line longer than the buffer: drop it */
+		ssize_t n = read(r->fd, r->buf + r->len, sizeof(r->buf) - r->len);
+
+		if (n <= 0)
+			return NULL;
+		r->len += n;
+	}
+}
+
+unsigned long parse_hex(const char **p)
+{
+	unsigned long v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + c - 'a' + 10;
+		else
+			return v;
+	}
+}
+
+unsigned long parse_dec(const char **p)
+{
+	unsigned long v = 0;
+
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		v = v * 10 + **p - '0';
+	return v;
+}
+
+void skip_spaces(const char **p)
+{
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+}

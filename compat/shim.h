@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * librfp-compat.so's parts: what one file of the shim needs of another.
+ *
+ *   shim-util.c   messages, numbers, a line reader: async-signal-safe
+ *   shim-vma.c    the VMAs over a range, from /proc/self/{maps,smaps}
+ *   shim-files.c  the file behind a VMA, and the descriptors the shim keeps
+ *   shim-map.c    the emulation, and the mmap()/munmap() family
+ *   shim-trap.c   the seccomp filter, SIGSYS and the signal functions
+ *
+ * Nothing here needs a constructor to have run: a library whose
+ * constructor runs before the shim's may call any interposed function.
+ * Nothing the SIGSYS handler reaches takes a lock.
+ */
+#ifndef RFP_SHIM_H
+#define RFP_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+
+/* A thread-local that needs no allocation, in a preloaded library. */
+#define SHIM_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* shim-util.c */
+unsigned long shim_page_size(void);
+void say(const char *first, ...);
+const char *ul(char *buf, unsigned long v, int base);	/* BUF: 24 bytes */
+char *join(char *buf, size_t size, ...);
+long sys_close(int fd);
+
+struct reader {
+	int fd;
+	char buf[4096];
+	size_t len, pos;
+};
+
+char *next_line(struct reader *r);
+unsigned long parse_hex(const char **p);
+unsigned long parse_dec(const char **p);
+void skip_spaces(const char **p);
+
+/* shim-vma.c */
+struct vma {
+	unsigned long start, end;
+	char perms[5];
+	unsigned int major, minor;
+	unsigned long ino;
+	char path[256];
+	char flags[160];	/* VmFlags */
+};
+
+int lookup(unsigned long start, unsigned long end, struct vma *v, bool *locked);
+int query_vma(unsigned long addr, struct vma *v, bool name);
+bool file_mapped_in(dev_t dev, ino_t ino, unsigned long lo, unsigned long hi);
+void note_locking(void);
+int maps_open(void);
+void maps_forget(unsigned int first, unsigned int last);
+
+/* shim-files.c */
+int vma_file(struct vma *v);
+void keep_mapped(int fd, unsigned long addr, unsigned long len);
+bool keep_memfd(int fd, unsigned long addr, unsigned long len);
+void drop_unmapped(unsigned long addr, unsigned long len);
+void moved(unsigned long old, unsigned long old_len, unsigned long new,
+	   unsigned long new_len);
+
+/* shim-map.c */
+void *sys_mmap(unsigned long addr, unsigned long len, int prot, int flags,
+	       int fd, unsigned long pgoff);
+long rfp_call(unsigned long start, unsigned long size, unsigned long prot,
+	      unsigned long pgoff, unsigned long flags);
+
+/* shim-trap.c */
+extern bool always, quiet;
+
+#endif
