@@ -294,6 +294,55 @@ TEST_F(window, mlock_kept)
  * about VM_LOCKED, and the remapped page is no longer locked, where the
  * kernel's remap keeps it locked (README, "What it cannot do").
  */
+/*
+ * The lock of each remapped VMA follows the program's mlock() calls as
+ * the kernel's VM_LOCKED does: half the window unlocked again, a range
+ * across both halves refused (the VMAs' flags differ), no lock in a
+ * forked child, mlockall(MCL_FUTURE) for a window mapped later,
+ * munlockall(), and mlockall(MCL_CURRENT).
+ */
+TEST_F(window, mlock_followed)
+{
+	char *later;
+	int status;
+	pid_t pid;
+
+	if (mlock(self->w, PAGES * page))
+		SKIP(return, "mlock: %s", strerror(errno));
+	ASSERT_EQ(0, munlock(self->w + PAGES / 2 * page, PAGES / 2 * page));
+	ASSERT_EQ(0, raw_rfp(self->w + page, 1, 6, 0));
+	EXPECT_EQ(1, vmflag(self->w + page, " lo"));
+	ASSERT_EQ(0, raw_rfp(self->w + (PAGES - 1) * page, 1, 2, 0));
+	EXPECT_EQ(0, vmflag(self->w + (PAGES - 1) * page, " lo"));
+	EXPECT_EQ(-1, raw_rfp(self->w + (PAGES / 2 - 1) * page, 2, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(raw_rfp(self->w + 2 * page, 1, 5, 0) ? 2 :
+		      vmflag(self->w + 2 * page, " lo"));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the child's remap was locked");
+	EXPECT_EQ(1, vmflag(self->w + 2 * page, " lo"));
+
+	if (mlockall(MCL_FUTURE))
+		SKIP(return, "mlockall: %s", strerror(errno));
+	later = make_window(variant->backing);
+	ASSERT_NE(MAP_FAILED, later);
+	ASSERT_EQ(0, raw_rfp(later, 1, 3, 0));
+	EXPECT_EQ(1, vmflag(later, " lo"));
+	ASSERT_EQ(0, munlockall());
+	ASSERT_EQ(0, raw_rfp(later + page, 1, 4, 0));
+	EXPECT_EQ(0, vmflag(later + page, " lo"));
+	EXPECT_EQ(0, vmflag(self->w + page, " lo"));
+	ASSERT_EQ(0, mlockall(MCL_CURRENT));
+	ASSERT_EQ(0, raw_rfp(later + 2 * page, 1, 1, 0));
+	EXPECT_EQ(1, vmflag(later + 2 * page, " lo"));
+	ASSERT_EQ(0, munlockall());
+	munmap(later, PAGES * page);
+	ASSERT_EMULATED(5);
+}
+
 TEST_F(window, raw_mlock_is_lost)
 {
 	if (syscall(SYS_mlock, self->w, PAGES * page))

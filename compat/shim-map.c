@@ -204,8 +204,6 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	void *p = MAP_FAILED;
 
-	if (flags & MAP_LOCKED)
-		note_locking();
 	if (is_shared(flags) && (flags & MAP_ANONYMOUS) && !(flags & MAP_HUGETLB) &&
 	    len)
 		p = shared_anon_from_memfd(addr, len, prot, flags);
@@ -223,6 +221,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	}
 	if (flags & MAP_FIXED)
 		drop_unmapped((unsigned long)p, len);
+	locked_mapped((unsigned long)p, len, flags & MAP_LOCKED);
 	return p;
 }
 
@@ -245,8 +244,10 @@ int munmap(void *addr, size_t len)
 {
 	long ret = syscall(SYS_munmap, addr, len);
 
-	if (!ret)
+	if (!ret) {
 		drop_unmapped((unsigned long)addr, len);
+		locked_remove((unsigned long)addr, len);
+	}
 	return ret;
 }
 
@@ -260,34 +261,15 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		new = va_arg(ap, void *);
 		va_end(ap);
 	}
+	bool was_locked = locked_at((unsigned long)old);
+
 	p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new);
 	if (p != MAP_FAILED) {
+		locked_remove((unsigned long)old, old_len);
+		locked_mapped((unsigned long)p, new_len, was_locked);
 		if (flags & MREMAP_FIXED)
 			drop_unmapped((unsigned long)p, new_len);
 		moved((unsigned long)old, old_len, (unsigned long)p, new_len);
 	}
 	return p;
-}
-
-/*
- * Whether a VMA may be locked is asked of the kernel only once the
- * program has asked for locked memory (the common remap then needs no
- * read of /proc/self/status).
- */
-int mlock(const void *addr, size_t len)
-{
-	note_locking();
-	return syscall(SYS_mlock, addr, len);
-}
-
-int mlock2(const void *addr, size_t len, unsigned int flags)
-{
-	note_locking();
-	return syscall(SYS_mlock2, addr, len, flags);
-}
-
-int mlockall(int flags)
-{
-	note_locking();
-	return syscall(SYS_mlockall, flags);
 }

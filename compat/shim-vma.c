@@ -35,14 +35,6 @@ struct rfp_procmap_query {
 #define RFP_QUERY_OR_NEXT	0x10	/* the VMA at the address, or the next */
 #define RFP_QUERY_FILE		0x20	/* file-backed VMAs only */
 
-/* The program has asked for locked memory (mlock*(), MAP_LOCKED). */
-static _Atomic bool may_lock;
-
-void note_locking(void)
-{
-	atomic_store(&may_lock, true);
-}
-
 /* "start-end perms offset major:minor inode   path", as maps prints it. */
 static bool parse_header(const char *p, struct vma *v)
 {
@@ -263,44 +255,26 @@ scan:
 	return found;
 }
 
-/* VmLck of /proc/self/status, in kB; -1 when it cannot be read. */
-static long locked_kb(void)
-{
-	struct reader r = { .fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC) };
-	const char *p;
-	char *line;
-	long kb = -1;
-
-	if (r.fd < 0)
-		return -1;
-	while ((line = next_line(&r)))
-		if (!strncmp(line, "VmLck:", 6)) {
-			p = line + 6;
-			skip_spaces(&p);
-			kb = parse_dec(&p);
-			break;
-		}
-	sys_close(r.fd);
-	return kb;
-}
-
 /*
  * The VMAs over [start, end) as range_vmas() gives them, and whether the
- * first is VM_LOCKED.  The common case is answered by PROCMAP_QUERY alone:
- * a range inside one writable VMA (a writable shared VMA is VM_SHARED:
- * mmap() clears VM_SHARED only with VM_MAYWRITE) of a process that has
- * locked nothing.  Everything else reads /proc/self/smaps.
+ * first is VM_LOCKED.  The common case is answered by PROCMAP_QUERY and
+ * the locked ranges the shim tracks (shim-lock.c): a range inside one
+ * writable VMA (a writable shared VMA is VM_SHARED: mmap() clears
+ * VM_SHARED only with VM_MAYWRITE) that is locked all through or not at
+ * all.  Everything else reads /proc/self/smaps.
  */
 int lookup(unsigned long start, unsigned long end, struct vma *v, bool *locked)
 {
-	int ret = query_vma(start, v, false);
+	int ret = query_vma(start, v, false), state;
 
 	if (ret == -ENOENT || (!ret && v->perms[3] != 's'))
 		return -EINVAL;
-	if (!ret && end <= v->end && v->perms[1] == 'w' &&
-	    (!atomic_load(&may_lock) || locked_kb() == 0)) {
-		*locked = false;
-		return 0;
+	if (!ret && end <= v->end && v->perms[1] == 'w') {
+		state = locked_state(start, end);
+		if (state >= 0) {
+			*locked = state;
+			return 0;
+		}
 	}
 	ret = range_vmas(start, end, v);
 	*locked = has_flag(v, "lo");

@@ -4,6 +4,7 @@
  *
  *   shim-util.c   messages, numbers, a line reader: async-signal-safe
  *   shim-vma.c    the VMAs over a range, from /proc/self/{maps,smaps}
+ *   shim-lock.c   the locked ranges, from the mlock() family
  *   shim-files.c  the file behind a VMA, and the descriptors the shim keeps
  *   shim-map.c    the emulation, and the mmap()/munmap() family
  *   shim-trap.c   the seccomp filter, SIGSYS and the signal functions
@@ -60,9 +61,14 @@ struct vma {
 int lookup(unsigned long start, unsigned long end, struct vma *v, bool *locked);
 int query_vma(unsigned long addr, struct vma *v, bool name);
 bool file_mapped_in(dev_t dev, ino_t ino, unsigned long lo, unsigned long hi);
-void note_locking(void);
 int maps_open(void);
 void maps_forget(unsigned int first, unsigned int last);
+
+/* shim-lock.c */
+void locked_remove(unsigned long addr, unsigned long len);
+void locked_mapped(unsigned long addr, unsigned long len, bool locked);
+bool locked_at(unsigned long addr);
+int locked_state(unsigned long start, unsigned long end);
 
 /* shim-files.c */
 int vma_file(struct vma *v);

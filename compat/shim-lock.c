@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * librfp-compat.so: which addresses are locked (VM_LOCKED), from the
+ * program's own calls of the mlock() family, so that a remap asks the
+ * kernel (/proc/self/smaps, a read of every VMA before the range) only
+ * where the answer is not known here.
+ *
+ * The ranges are kept as the kernel keeps VM_LOCKED: set by mlock(),
+ * mlock2(), mlockall(MCL_CURRENT) and MAP_LOCKED, cleared by munlock(),
+ * munlockall(), and by munmap() or mmap(MAP_FIXED) over them, moved by
+ * mremap().  A mapping made after mlockall(MCL_FUTURE) is not among
+ * them, and need not be: the kernel locks it, and the emulation's own
+ * mmap() over it, alike.  Locks are not inherited by fork(): a child
+ * starts with none.  Locks set by raw syscalls are not seen (README,
+ * "What it cannot do").
+ *
+ * The table takes no lock, as the descriptors' table (shim-files.c): a
+ * range is replaced by publishing its pieces before it is removed, so a
+ * reader sees either the old ranges or the new ones, or both.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define RANGES	1024
+
+struct range {
+	_Atomic int state;	/* 0: free; -1: being filled; 1: in use */
+	unsigned long start, end;
+};
+
+static struct range ranges[RANGES];
+static _Atomic int used;	/* slots [0, used) may be in use */
+static _Atomic pid_t owner;	/* the process the table is of */
+static _Atomic bool unknown;	/* a call whose effect is not known */
+
+/* The table of this process: a child's copy of its parent's is emptied. */
+static void own(void)
+{
+	pid_t pid = getpid(), was = atomic_load(&owner);
+	int i;
+
+	if (was == pid)
+		return;
+	for (i = 0; i < RANGES; i++)
+		atomic_store(&ranges[i].state, 0);
+	atomic_store(&used, 0);
+	atomic_store(&unknown, false);
+	atomic_store(&owner, pid);
+}
+
+static void add(unsigned long start, unsigned long end)
+{
+	int i, zero;
+
+	if (start >= end)
+		return;
+	for (i = 0; i < RANGES; i++) {
+		zero = 0;
+		if (atomic_compare_exchange_strong(&ranges[i].state, &zero, -1)) {
+			int n = atomic_load(&used);
+
+			ranges[i].start = start;
+			ranges[i].end = end;
+			while (n <= i && !atomic_compare_exchange_weak(&used, &n, i + 1))
+				;
+			atomic_store(&ranges[i].state, 1);
+			return;
+		}
+	}
+	atomic_store(&unknown, true);	/* full: ask the kernel from now on */
+}
+
+static void remove_range(unsigned long start, unsigned long end)
+{
+	int i, one;
+
+	for (i = 0; i < atomic_load(&used); i++) {
+		struct range *r = &ranges[i];
+
+		if (atomic_load(&r->state) != 1 || r->end <= start ||
+		    r->start >= end)
+			continue;
+		/* What is left of it goes in first. */
+		add(r->start, start < r->start ? r->start : start);
+		add(end > r->end ? r->end : end, r->end);
+		one = 1;
+		atomic_compare_exchange_strong(&r->state, &one, 0);
+	}
+}
+
+static unsigned long page_down(unsigned long addr)
+{
+	return addr & ~(shim_page_size() - 1);
+}
+
+static unsigned long page_up(unsigned long addr)
+{
+	return (addr + shim_page_size() - 1) & ~(shim_page_size() - 1);
+}
+
+void locked_add(unsigned long addr, unsigned long len)
+{
+	own();
+	add(page_down(addr), page_up(addr + len));
+}
+
+void locked_remove(unsigned long addr, unsigned long len)
+{
+	own();
+	remove_range(page_down(addr), page_up(addr + len));
+}
+
+/* A mapping made at [addr, addr + len), or moved there. */
+void locked_mapped(unsigned long addr, unsigned long len, bool locked)
+{
+	own();
+	remove_range(addr, page_up(addr + len));
+	if (locked)
+		add(addr, page_up(addr + len));
+}
+
+bool locked_at(unsigned long addr)
+{
+	int i;
+
+	if (atomic_load(&owner) != getpid())
+		return false;
+	for (i = 0; i < atomic_load(&used); i++)
+		if (atomic_load(&ranges[i].state) == 1 &&
+		    ranges[i].start <= addr && addr < ranges[i].end)
+			return true;
+	return false;
+}
+
+/*
+ * Whether [start, end) is locked: 1, or 0; -1 when it is not known here
+ * (a lock begins or ends inside it, or a call's effect is not known).
+ */
+int locked_state(unsigned long start, unsigned long end)
+{
+	int i;
+
+	if (atomic_load(&owner) != getpid())
+		return 0;
+	if (atomic_load(&unknown))
+		return -1;
+	for (i = 0; i < atomic_load(&used); i++)
+		if (atomic_load(&ranges[i].state) == 1 &&
+		    ((ranges[i].start > start && ranges[i].start < end) ||
+		     (ranges[i].end > start && ranges[i].end < end)))
+			return -1;
+	return locked_at(start);
+}
+
+/* ---- the mlock() family ---- */
+
+int mlock(const void *addr, size_t len)
+{
+	long ret = syscall(SYS_mlock, addr, len);
+
+	if (!ret)
+		locked_add((unsigned long)addr, len);
+	return ret;
+}
+
+int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	long ret = syscall(SYS_mlock2, addr, len, flags);
+
+	if (!ret)
+		locked_add((unsigned long)addr, len);
+	return ret;
+}
+
+int munlock(const void *addr, size_t len)
+{
+	long ret = syscall(SYS_munlock, addr, len);
+
+	if (!ret)
+		locked_remove((unsigned long)addr, len);
+	return ret;
+}
+
+/* MCL_CURRENT locks every VMA there is now: those of /proc/self/maps. */
+int mlockall(int flags)
+{
+	struct reader r;
+	const char *p;
+	char *line;
+	long ret = syscall(SYS_mlockall, flags);
+
+	own();
+	if (ret) {
+		/* It may have locked some VMAs before it failed. */
+		atomic_store(&unknown, true);
+		return ret;
+	}
+	if (!(flags & MCL_CURRENT))
+		return 0;
+	r = (struct reader){ .fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC) };
+	if (r.fd < 0) {
+		atomic_store(&unknown, true);
+		return 0;
+	}
+	while ((line = next_line(&r))) {
+		unsigned long start, end;
+
+		p = line;
+		start = parse_hex(&p);
+		if (*p++ != '-')
+			continue;
+		end = parse_hex(&p);
+		add(start, end);
+	}
+	sys_close(r.fd);
+	return 0;
+}
+
+int munlockall(void)
+{
+	long ret = syscall(SYS_munlockall);
+	int i;
+
+	own();
+	if (ret)
+		return ret;
+	for (i = 0; i < RANGES; i++)
+		atomic_store(&ranges[i].state, 0);
+	atomic_store(&used, 0);
+	atomic_store(&unknown, false);
+	return 0;
+}
