@@ -23,11 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -299,12 +301,12 @@ TEST_F(window, mlock_kept)
  * the kernel's VM_LOCKED does: half the window unlocked again, a range
  * across both halves refused (the VMAs' flags differ), no lock in a
  * forked child, mlockall(MCL_FUTURE) for a window mapped later,
- * munlockall(), and mlockall(MCL_CURRENT).
+ * munlockall(), mlockall(MCL_CURRENT), and an mlock() that fails.
  */
 TEST_F(window, mlock_followed)
 {
 	char *later;
-	int status;
+	int status, locked;
 	pid_t pid;
 
 	if (mlock(self->w, PAGES * page))
@@ -340,11 +342,36 @@ TEST_F(window, mlock_followed)
 	EXPECT_EQ(1, vmflag(later + 2 * page, " lo"));
 	ASSERT_EQ(0, munlockall());
 	munmap(later, PAGES * page);
-	ASSERT_EMULATED(5);
+
+	/*
+	 * mlock() over a hole fails with ENOMEM, and may have locked what is
+	 * mapped: a remap keeps what the kernel says of the VMA.
+	 */
+	ASSERT_EQ(0, munmap(self->w + (PAGES - 1) * page, page));
+	EXPECT_EQ(-1, mlock(self->w, PAGES * page));
+	locked = vmflag(self->w + 3 * page, " lo");
+	ASSERT_EQ(0, raw_rfp(self->w + 3 * page, 1, 1, 0));
+	EXPECT_EQ(locked, vmflag(self->w + 3 * page, " lo"));
+	ASSERT_EMULATED(6);
+}
+
+/* Whether this kernel has PROCMAP_QUERY (Linux 6.11), the shim's fast path. */
+static int has_procmap_query(void)
+{
+	/* struct procmap_query's size; the kernel checks it before anything. */
+	uint64_t q[13] = { sizeof(q) };
+	int fd = open("/proc/self/maps", O_RDONLY), ret;
+
+	q[2] = (uintptr_t)&page;	/* query_addr: a VMA of this program */
+	ret = ioctl(fd, _IOWR('f', 17, uint64_t[13]), q);
+	close(fd);
+	return ret == 0 || errno != ENOTTY;
 }
 
 TEST_F(window, raw_mlock_is_lost)
 {
+	if (!has_procmap_query())
+		SKIP(return, "no PROCMAP_QUERY: the shim reads smaps, which shows the lock");
 	if (syscall(SYS_mlock, self->w, PAGES * page))
 		SKIP(return, "mlock: %s", strerror(errno));
 	ASSERT_EQ(1, vmflag(self->w + page, " lo"));
@@ -472,6 +499,8 @@ static int run_self(char *const argv[], const char *env, char *out, size_t size)
 	return status;
 }
 
+static int seccomp_filters(void);
+
 /* The child programs run_self() starts: a remap of a new window each. */
 static int child_main(const char *what)
 {
@@ -479,6 +508,19 @@ static int child_main(const char *what)
 	long before = emulated();
 
 	page = sysconf(_SC_PAGESIZE);
+	if (!strncmp(what, "exec-chain-", 11)) {
+		int n = atoi(what + 11);
+		char next[32];
+
+		if (n > 0) {
+			snprintf(next, sizeof(next), "exec-chain-%d", n - 1);
+			execl("/proc/self/exe", "rfp-compat-test", "--child", next, NULL);
+			return 2;
+		}
+		/* As many filters as the first process of the chain had. */
+		return getenv("RFP_TEST_FILTERS") &&
+		       seccomp_filters() == atoi(getenv("RFP_TEST_FILTERS")) ? 0 : 3;
+	}
 	if (!strcmp(what, "early")) {
 		char **early = dlsym(RTLD_DEFAULT, "rfp_early_window");
 
@@ -1401,6 +1443,334 @@ TEST(no_memfd_left_behind)
 	EXPECT_EQ(vmas_before, vmas);
 	for (i = 0; i < 200; i++)
 		munmap(p[i], 4 * page);
+}
+
+/*
+ * A daemon closes its standard descriptors and maps shared memory: its
+ * next open() still gets 0, the lowest free number (the shim's own
+ * descriptors live at high numbers).
+ */
+static int standard_descriptors_closed(void)
+{
+	char *a, *b;
+	int fd;
+
+	close(0);
+	close(1);
+	close(2);
+	a = make_window(SHARED_ANON);
+	b = make_window(SHARED_ANON);
+	if (a == MAP_FAILED || b == MAP_FAILED || raw_rfp(a, 1, 1, 0) ||
+	    raw_rfp(b, 1, 1, 0))
+		return 2;
+	fd = open("/dev/null", O_RDONLY);
+	return fd == 0 ? 0 : 3;
+}
+
+TEST(standard_descriptors_left_to_the_program)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(standard_descriptors_closed, 30));
+}
+
+/*
+ * A file open read-only and read-write, locked, mapped through the
+ * read-write one, remapped: the lock is still held (the shim closes no
+ * copy of a descriptor of a locked file).
+ */
+TEST(posix_lock_kept_with_two_descriptors)
+{
+	char path[] = "/dev/shm/rfp-compat-XXXXXX";
+	struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+	int rw, ro, status;
+	pid_t pid;
+	char *w;
+
+	NEEDS_SHIM();
+	rw = mkstemp(path);
+	ASSERT_LE(0, rw);
+	ro = open(path, O_RDONLY);
+	ASSERT_LE(0, ro);
+	/* The read-only descriptor is seen first. */
+	if (ro > rw) {
+		int t = dup(rw);
+
+		ASSERT_EQ(rw, dup2(ro, rw));
+		ro = rw;
+		rw = t;
+	}
+	ASSERT_EQ(0, ftruncate(rw, 2 * page));
+	ASSERT_EQ(0, fcntl(ro, F_SETLK, &lock));
+	w = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, rw, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	sprintf(w + page, "page 1");
+	ASSERT_EQ(0, raw_rfp(w, 1, 1, 0));
+	ASSERT_EQ(1, shows(w, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int other = open(path, O_RDWR);
+
+		if (other < 0 || fcntl(other, F_GETLK, &q))
+			_exit(2);
+		_exit(q.l_type == F_RDLCK && q.l_pid == getppid() ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	munmap(w, 2 * page);
+	unlink(path);
+	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the lock is gone");
+}
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	alarms++;
+}
+
+/* siginterrupt() is kept: a read interrupted by a signal fails with EINTR. */
+static int interrupted_read(void)
+{
+	char c;
+	int p[2];
+
+	if (pipe(p) || siginterrupt(SIGALRM, 1) ||
+	    signal(SIGALRM, on_alarm) == SIG_ERR)
+		return 2;
+	alarm(1);
+	if (read(p[0], &c, 1) != -1 || errno != EINTR)
+		return 3;
+	return alarms == 1 ? 0 : 4;
+}
+
+TEST(siginterrupt_kept)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(interrupted_read, 20));
+}
+
+/* Declared for _XOPEN_SOURCE up to 600 only. */
+extern sighandler_t bsd_signal(int sig, sighandler_t handler);
+
+static volatile sig_atomic_t sysv_calls;
+
+static void on_sysv_sigsys(int sig)
+{
+	sysv_calls++;
+}
+
+/*
+ * System V's and BSD's signal() for SIGSYS (what -std=c11 makes of
+ * signal()): the shim's SIGSYS stays, the program's handler runs for its
+ * own SIGSYS, with System V's reset.
+ */
+TEST_F(window, sysv_and_bsd_signal)
+{
+	ASSERT_NE(SIG_ERR, sysv_signal(SIGSYS, on_sysv_sigsys));
+	ASSERT_EQ(0, reverse(self->w, raw_rfp));
+	EXPECT_EQ(0, sysv_calls);
+	ASSERT_EQ(0, raise(SIGSYS));
+	EXPECT_EQ(1, sysv_calls);
+	/* SA_RESETHAND: back to SIG_DFL after one. */
+	EXPECT_TRUE(signal(SIGSYS, SIG_IGN) == SIG_DFL);
+	ASSERT_NE(SIG_ERR, bsd_signal(SIGSYS, on_sysv_sigsys));
+	ASSERT_EQ(0, raise(SIGSYS));
+	ASSERT_EQ(0, raise(SIGSYS));
+	EXPECT_EQ(3, sysv_calls);
+	ASSERT_EQ(0, reverse(self->w, raw_rfp));
+	ASSERT_TRUE(reversed(self->w));
+	signal(SIGSYS, SIG_DFL);
+	ASSERT_EMULATED(2 * PAGES);
+}
+
+static void *remap_in_thread(void *w)
+{
+	return (void *)(long)reverse(w, raw_rfp);
+}
+
+static volatile sig_atomic_t usr1_remapped = -1;
+static char *usr1_window;
+
+static void remap_on_usr1(int sig)
+{
+	usr1_remapped = reverse(usr1_window, raw_rfp);
+}
+
+/*
+ * SIGSYS blocked by the calls that take a mask of their own: a thread
+ * made with every signal blocked (pthread_attr_setsigmask_np()), and a
+ * handler run inside sigsuspend() with every other signal blocked.
+ */
+static int masks_of_their_own(void)
+{
+	struct sigaction sa = { .sa_handler = remap_on_usr1 };
+	pthread_attr_t attr;
+	sigset_t all, usr1;
+	pthread_t t;
+	void *ret;
+	char *w = make_window(SHARED_ANON);
+
+	sigfillset(&all);
+	if (w == MAP_FAILED || pthread_attr_init(&attr) ||
+	    pthread_attr_setsigmask_np(&attr, &all) ||
+	    pthread_create(&t, &attr, remap_in_thread, w) ||
+	    pthread_join(t, &ret) || ret || !reversed(w))
+		return 2;
+	usr1_window = make_window(SHARED_ANON);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigdelset(&all, SIGUSR1);
+	if (usr1_window == MAP_FAILED || sigaction(SIGUSR1, &sa, NULL) ||
+	    sigprocmask(SIG_BLOCK, &usr1, NULL))
+		return 3;
+	kill(getpid(), SIGUSR1);
+	sigsuspend(&all);
+	return usr1_remapped == 0 && reversed(usr1_window) ? 0 : 4;
+}
+
+TEST(sigsys_unblocked_in_masks_of_their_own)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(masks_of_their_own, 30));
+}
+
+static int nr_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * A vfork() child that closes every descriptor before exec() leaves its
+ * parent's remaps working and its descriptors as they were; a fork()
+ * child keeps no descriptor for memory it did not inherit (MADV_DONTFORK).
+ */
+static int vfork_and_dontfork(void)
+{
+	struct stat st;
+	char path[64];
+	int i, before = -1, fd, found = 0;
+	char *w;
+	pid_t pid;
+
+	for (i = 0; i < 20; i++) {
+		w = make_window(SHARED_ANON);
+		if (w == MAP_FAILED || raw_rfp(w, 1, 1, 0) || shows(w, 0) != 1)
+			return 2;
+		pid = vfork();
+		if (pid == 0) {
+			closefrom(3);
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		if (raw_rfp(w, 1, 2, 0) || shows(w, 0) != 2)
+			return 3;
+		munmap(w, PAGES * page);
+		if (i == 0)
+			before = nr_fds();
+	}
+	if (nr_fds() != before)
+		return 4;
+	w = make_window(SHARED_ANON);
+	if (w == MAP_FAILED || raw_rfp(w, 1, 1, 0) ||
+	    madvise(w, PAGES * page, MADV_DONTFORK))
+		return 2;
+	/* The memfd behind it: the descriptor whose file backs W. */
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)w, (unsigned long)w + page);
+	if (stat(path, &st))
+		return 0;	/* no map_files to tell by (not root) */
+	pid = fork();
+	if (pid == 0)
+		_exit(fds_of(st.st_dev, st.st_ino));
+	waitpid(pid, &fd, 0);
+	found = WEXITSTATUS(fd);
+	return found ? 5 : 0;
+}
+
+TEST(vfork_and_madv_dontfork)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(vfork_and_dontfork, 30));
+}
+
+/*
+ * Shared memory that the shim must find without privileges: a shared
+ * mapping of /dev/zero, the same pages mapped again by mremap() with an
+ * old size of 0 (its first view unmapped), and memory a worker process
+ * inherited after it closed every descriptor.
+ */
+static int more_shared_memory(void)
+{
+	int zero = open("/dev/zero", O_RDWR);
+	char *w, *again;
+	pid_t pid;
+	int status;
+
+	w = mmap(NULL, PAGES * page, PROT_READ | PROT_WRITE, MAP_SHARED, zero, 0);
+	close(zero);
+	if (w == MAP_FAILED)
+		return 2;
+	sprintf(w + 3 * page, "page 3");
+	if (raw_rfp(w, 1, 3, 0) || shows(w, 0) != 3)
+		return 3;
+	again = mremap(w, 0, PAGES * page, MREMAP_MAYMOVE);
+	if (again == MAP_FAILED)
+		return 2;
+	munmap(w, PAGES * page);
+	if (raw_rfp(again, 1, 3, 0) || shows(again, 0) != 3)
+		return 4;
+	w = make_window(SHARED_ANON);
+	pid = fork();
+	if (pid == 0) {
+		closefrom(3);
+		_exit(raw_rfp(w, 1, 2, 0) || shows(w, 0) != 2 ? 1 : 0);
+	}
+	waitpid(pid, &status, 0);
+	return WEXITSTATUS(status) ? 5 : 0;
+}
+
+TEST(shared_memory_found_without_privileges)
+{
+	NEEDS_SHIM();
+	ASSERT_EQ(0, in_child(more_shared_memory, getuid() == 0))
+		TH_LOG("3: /dev/zero, 4: mremap() old size 0, 5: after closefrom()");
+}
+
+/* The Seccomp_filters: line of /proc/self/status; -1 without one. */
+static int seccomp_filters(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+	int n = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "Seccomp_filters: %d", &n);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A chain of exec()s keeps one filter, not one an exec. */
+TEST(exec_chain_keeps_one_filter)
+{
+	char out[4096], env[64];
+	char *argv[] = { "rfp-compat-test", "--child", "exec-chain-5", NULL };
+
+	NEEDS_SHIM();
+	if (seccomp_filters() < 0)
+		SKIP(return, "no Seccomp_filters in /proc/self/status (Linux 5.9)");
+	if (seccomp_mode() != 2)
+		SKIP(return, "no seccomp filter (rfp-compat --glibc-only)");
+	snprintf(env, sizeof(env), "RFP_TEST_FILTERS=%d", seccomp_filters());
+	ASSERT_EQ(0, run_self(argv, env, out, sizeof(out))) TH_LOG("%s", out);
 }
 
 int main(int argc, char **argv)

@@ -8,29 +8,38 @@
  * only where the program may not have one of its own: for a file it maps
  * that has no name left (unlinked, or a memfd), for the memfd it makes
  * each shared anonymous mapping from, and for a file it had to find at a
- * remap.  A kept descriptor is closed
+ * remap.  The shim's descriptors live at high numbers (half the
+ * descriptor limit and up), out of the way of the program's open(),
+ * which takes the lowest free number.  A kept descriptor is closed
  *
  *  - when no VMA of its file is left in the addresses it was seen at
- *    (munmap(), mmap(MAP_FIXED) and mremap() over them), unless the
- *    process holds a POSIX lock on the file: closing any descriptor of a
- *    file drops them all;
+ *    (munmap(), mmap(MAP_FIXED) and mremap() over them), and in a child
+ *    that fork() left without the mapping;
  *  - when the process changes its credentials (set*id(), setgroups()),
  *    but for the memfds of shared anonymous memory;
- *  - never behind the program's back: a number the program closes itself
- *    (close(), close_range(), closefrom(), dup2() over it) is forgotten,
- *    not closed again later.
+ *  - never while the process holds a POSIX lock on its file: closing any
+ *    descriptor of a file drops them all (so no descriptor the shim opens
+ *    or copies is closed without that check);
+ *  - never behind the program's back: the program's close(), closefrom()
+ *    and close_range() leave the shim's numbers alone, which the program
+ *    never got; dup2() over one is the program's to make.
  *
  * The table takes no lock: the SIGSYS handler may run in a thread that is
  * inside munmap(), and fork() may come at any time.  A slot is claimed and
  * released with compare-and-swap on its descriptor; whoever reads a slot
- * checks the descriptor's file (device and inode) before using it.
+ * checks the descriptor's file (device and inode) before using it.  The
+ * table is the process's that made it: a vfork() child, which shares it,
+ * reads it and changes nothing; a fork() child takes its copy over.
  */
 #define _GNU_SOURCE
+#define _FILE_OFFSET_BITS 64	/* fstat() of files of 2 GiB and more */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -63,7 +72,39 @@ struct chunk {
 
 /* The first chunk is static: no constructor needed, no allocation. */
 static struct chunk table;
-static _Atomic int used;	/* slots ever claimed: nothing to scan at 0 */
+static _Atomic int used;	/* slots in use: nothing to scan at 0 */
+static _Atomic pid_t owner;	/* the process the table is of */
+
+/* Whether this process may change the table (it is not a vfork() child). */
+static bool mine(void)
+{
+	pid_t pid = getpid(), none = 0;
+
+	return atomic_load(&owner) == pid ||
+	       atomic_compare_exchange_strong(&owner, &none, pid);
+}
+
+/* The lowest number the shim's own descriptors take. */
+static int fd_floor(void)
+{
+	static _Atomic int floor;
+	struct rlimit lim;
+	int f = atomic_load(&floor);
+
+	if (!f) {
+		f = 3;
+		if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur > 64)
+			f = lim.rlim_cur > 2048 ? 1024 : lim.rlim_cur / 2;
+		atomic_store(&floor, f);
+	}
+	return f;
+}
+
+/* How many descriptors the shim may keep for shared anonymous memory. */
+bool room_for_memfd(void)
+{
+	return atomic_load(&used) < fd_floor() / 2;
+}
 
 #define for_each_slot(c, s) \
 	for (c = &table; c; c = atomic_load(&c->next)) \
@@ -125,7 +166,7 @@ static bool keep(int fd, enum kind kind, unsigned long addr, unsigned long len)
 	 * The descriptor that tells when the file is unmapped is opened
 	 * now: a process that runs out of descriptors still has it then.
 	 */
-	if (fstat(fd, &st) || maps_open() < 0 || !(s = claim()))
+	if (!mine() || fstat(fd, &st) || maps_open() < 0 || !(s = claim()))
 		return false;
 	s->kind = kind;
 	s->dev = st.st_dev;
@@ -208,8 +249,8 @@ static void release(struct slot *s, int fd1, bool close)
 {
 	struct stat st;
 
-	if (!atomic_compare_exchange_strong(&s->fd1, &fd1, -1))
-		return;		/* someone else's now */
+	if (!mine() || !atomic_compare_exchange_strong(&s->fd1, &fd1, -1))
+		return;		/* a vfork() child's, or someone else's now */
 	if (close && s->kind == KEPT_FILE && holds_posix_lock(s->dev, s->ino)) {
 		atomic_store(&s->fd1, fd1);
 		return;
@@ -223,6 +264,42 @@ static void release(struct slot *s, int fd1, bool close)
 		sys_close(fd1 - 1);
 	atomic_fetch_sub(&used, 1);
 	atomic_store(&s->fd1, 0);
+}
+
+/*
+ * Close FD, a descriptor the shim opened or copied, unless the process
+ * holds a POSIX lock on its file: then it is kept, as seen at [addr,
+ * addr + len), and closed with the others when that is unmapped.
+ */
+static void close_unlocked(int fd, unsigned long addr, unsigned long len)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && holds_posix_lock(st.st_dev, st.st_ino) &&
+	    keep(fd, KEPT_FILE, addr, len))
+		return;
+	sys_close(fd);
+}
+
+/*
+ * FD, the shim's, moved up to the shim's numbers (FRESH: a file nobody
+ * can have locked yet); FD itself where its file is locked, or when no
+ * number is free up there.
+ */
+int shim_fd(int fd, bool fresh)
+{
+	struct stat st;
+	int high;
+
+	if (fd < 0 || fd >= fd_floor())
+		return fd;
+	if (!fresh && (fstat(fd, &st) || holds_posix_lock(st.st_dev, st.st_ino)))
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, fd_floor());
+	if (high < 0)
+		return fd;
+	sys_close(fd);
+	return high;
 }
 
 /* A file the program maps shared and writable: kept if it has no name. */
@@ -241,9 +318,11 @@ void keep_mapped(int fd, unsigned long addr, unsigned long len)
 	}
 	if (st.st_nlink)
 		return;		/* a path reaches it, or the program's own */
-	dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, fd_floor());
+	if (dup < 0)
+		dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dup >= 0 && !keep(dup, KEPT_FILE, addr, len))
-		sys_close(dup);
+		close_unlocked(dup, addr, len);
 }
 
 /* The memfd behind a shared anonymous mapping; false when it cannot. */
@@ -259,7 +338,7 @@ void drop_unmapped(unsigned long addr, unsigned long len)
 	struct slot *s;
 	int fd1;
 
-	if (!atomic_load(&used))
+	if (!atomic_load(&used) || !mine())
 		return;
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
@@ -279,31 +358,83 @@ void moved(unsigned long old, unsigned long old_len, unsigned long new,
 	struct chunk *c;
 	struct slot *s;
 
-	if (!atomic_load(&used))
+	if (!atomic_load(&used) || !mine())
 		return;
+	/* An old_len of 0 maps the same pages again, and unmaps nothing. */
 	for_each_slot(c, s)
 		if (atomic_load(&s->fd1) > 0 && atomic_load(&s->hi) > old &&
-		    atomic_load(&s->lo) < old + old_len)
+		    atomic_load(&s->lo) < old + (old_len ? old_len : 1))
 			widen(s, new, new_len);
-	drop_unmapped(old, old_len);
+	if (old_len)
+		drop_unmapped(old, old_len);
 }
 
-/* The program closed FIRST to LAST: those numbers are no longer ours. */
-static void forget(unsigned int first, unsigned int last)
+/* The program takes number FD over (dup2()): it is no longer the shim's. */
+static void forget(int fd)
 {
 	struct chunk *c;
 	struct slot *s;
-	int fd1;
 
-	maps_forget(first, last);
+	maps_forget(fd, fd);
 	if (!atomic_load(&used))
 		return;
+	for_each_slot(c, s)
+		if (atomic_load(&s->fd1) == fd + 1)
+			release(s, fd + 1, false);
+}
+
+/* Whether FD is one of the shim's numbers. */
+static bool is_shim_fd(int fd)
+{
+	struct chunk *c;
+	struct slot *s;
+
+	if (fd >= 0 && fd == maps_fd_now())
+		return true;
+	if (fd < 0 || !atomic_load(&used))
+		return false;
+	for_each_slot(c, s)
+		if (atomic_load(&s->fd1) == fd + 1)
+			return true;
+	return false;
+}
+
+/* The lowest of the shim's numbers at or above FD; -1: none. */
+static int next_shim_fd(int fd)
+{
+	struct chunk *c;
+	struct slot *s;
+	int best = -1, m = maps_fd_now(), fd1;
+
+	if (m >= fd)
+		best = m;
+	if (!atomic_load(&used))
+		return best;
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
-		if (fd1 > 0 && (unsigned int)fd1 - 1 >= first &&
-		    (unsigned int)fd1 - 1 <= last)
-			release(s, fd1, false);
+		if (fd1 > fd && (best < 0 || fd1 - 1 < best))
+			best = fd1 - 1;
 	}
+	return best;
+}
+
+/* The program's close_range(): FIRST to LAST but the shim's numbers. */
+static int close_around(unsigned int first, unsigned int last, int flags)
+{
+	int next;
+
+	while (first <= last) {
+		next = next_shim_fd(first);
+		if (next < 0 || (unsigned int)next > last)
+			return syscall(SYS_close_range, first, last, flags);
+		if ((unsigned int)next > first &&
+		    syscall(SYS_close_range, first, next - 1, flags))
+			return -1;
+		if ((unsigned int)next == ~0U)
+			break;
+		first = next + 1;
+	}
+	return 0;
 }
 
 /* The credentials changed: no descriptor opened under the old ones. */
@@ -313,7 +444,7 @@ static void drop_files(void)
 	struct slot *s;
 	int fd1;
 
-	if (!atomic_load(&used))
+	if (!atomic_load(&used) || !mine())
 		return;
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
@@ -339,8 +470,9 @@ static bool writable(int fd)
 
 /*
  * A copy of one of the program's descriptors for V's file, open for
- * writing.  The copy is made before the check, so that what is checked
- * is what is mapped, whatever another thread does with the number.
+ * writing.  The copy is checked again, and it is what is mapped, so that
+ * another thread that gives the number to another file in between
+ * changes nothing.
  */
 static int program_fd(const struct vma *v)
 {
@@ -364,15 +496,19 @@ static int program_fd(const struct vma *v)
 			if (*p < '0' || *p > '9')
 				continue;
 			fd = parse_dec(&p);
-			if (fd == dir || !same_file(fd, v))
+			if (fd == dir || is_shim_fd(fd) || !same_file(fd, v) ||
+			    !writable(fd))
 				continue;
-			copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+			copy = fcntl(fd, F_DUPFD_CLOEXEC, fd_floor());
+			if (copy < 0)
+				copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 			if (copy < 0)
 				continue;
+			/* Another thread may have given the number to another file. */
 			if (same_file(copy, v) && writable(copy))
 				found = copy;
 			else
-				sys_close(copy);
+				close_unlocked(copy, v->start, v->end - v->start);
 		}
 	}
 	sys_close(dir);
@@ -411,76 +547,74 @@ int vma_file(struct vma *v)
 	if (fd < 0)
 		return -1;
 	if (!same_file(fd, v)) {
-		sys_close(fd);
+		close_unlocked(fd, v->start, v->end - v->start);
 		return -1;
 	}
+	fd = shim_fd(fd, false);
 	/*
 	 * Closing it now would drop the process's POSIX locks on the file;
 	 * it is closed when the file is unmapped, after a look for them.
 	 */
 	if (!keep(fd, KEPT_FILE, v->start, v->end - v->start)) {
-		sys_close(fd);
+		close_unlocked(fd, v->start, v->end - v->start);
 		return -1;
 	}
 	return fd;
 }
 
+/* In a fork() child: the table is its own now; what it does not map goes. */
+void files_after_fork(void)
+{
+	struct chunk *c;
+	struct slot *s;
+	int fd1;
+
+	atomic_store(&owner, getpid());
+	if (!atomic_load(&used))
+		return;
+	for_each_slot(c, s) {
+		fd1 = atomic_load(&s->fd1);
+		if (fd1 > 0 && !file_mapped_in(s->dev, s->ino, atomic_load(&s->lo),
+					       atomic_load(&s->hi)))
+			release(s, fd1, true);
+	}
+}
+
 /* ---- the program's own descriptor calls ---- */
 
-/*
- * libc's own function NAME, the next after the shim's: glibc's close() is
- * a cancellation point, its set*id() change every thread's credentials.
- */
-#define REAL(name) ({						\
-	static __typeof__(name) *_fn;				\
-	if (!_fn)						\
-		_fn = dlsym(RTLD_NEXT, #name);			\
-	_fn;							\
-})
 
+/* A number of the shim's, which the program never got: not the program's to close. */
 int close(int fd)
 {
-	if (fd >= 0)
-		forget(fd, fd);
+	if (is_shim_fd(fd)) {
+		errno = EBADF;
+		return -1;
+	}
 	return REAL(close) ? REAL(close)(fd) : sys_close(fd);
 }
 
 int close_range(unsigned int first, unsigned int last, int flags)
 {
-	int ret = REAL(close_range) ? REAL(close_range)(first, last, flags) :
-		  syscall(SYS_close_range, first, last, flags);
-
-	/* CLOSE_RANGE_CLOEXEC (4) only marks them. */
-	if (!ret && !(flags & 4))
-		forget(first, last);
-	return ret;
+	return close_around(first, last, flags);
 }
 
 void closefrom(int lowfd)
 {
-	forget(lowfd < 0 ? 0 : lowfd, ~0U);
-	if (REAL(closefrom))
-		REAL(closefrom)(lowfd);
-	else
-		syscall(SYS_close_range, lowfd, ~0U, 0);
+	close_around(lowfd < 0 ? 0 : lowfd, ~0U, 0);
 }
 
 int dup2(int old, int new)
 {
-	int ret = REAL(dup2)(old, new);
-
-	if (ret >= 0 && old != new)
-		forget(new, new);
-	return ret;
+	if (old != new && fcntl(old, F_GETFD) >= 0)
+		forget(new);
+	return REAL(dup2)(old, new);
 }
 
 int dup3(int old, int new, int flags)
 {
-	int ret = REAL(dup3)(old, new, flags);
-
-	if (ret >= 0)
-		forget(new, new);
-	return ret;
+	if (old != new && fcntl(old, F_GETFD) >= 0)
+		forget(new);
+	return REAL(dup3)(old, new, flags);
 }
 
 /* ---- credentials: the descriptors opened under the old ones go ---- */

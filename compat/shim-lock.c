@@ -8,7 +8,9 @@
  * The ranges are kept as the kernel keeps VM_LOCKED: set by mlock(),
  * mlock2(), mlockall(MCL_CURRENT) and MAP_LOCKED, cleared by munlock(),
  * munlockall(), and by munmap() or mmap(MAP_FIXED) over them, moved by
- * mremap().  A mapping made after mlockall(MCL_FUTURE) is not among
+ * mremap(); a call that fails may have locked or unlocked part of its
+ * range, and from then on the kernel is asked.  A mapping made after
+ * mlockall(MCL_FUTURE) is not among
  * them, and need not be: the kernel locks it, and the emulation's own
  * mmap() over it, alike.  Locks are not inherited by fork(): a child
  * starts with none.  Locks set by raw syscalls are not seen (README,
@@ -19,6 +21,7 @@
  * reader sees either the old ranges or the new ones, or both.
  */
 #define _GNU_SOURCE
+#define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -40,19 +43,40 @@ static _Atomic int used;	/* slots [0, used) may be in use */
 static _Atomic pid_t owner;	/* the process the table is of */
 static _Atomic bool unknown;	/* a call whose effect is not known */
 
-/* The table of this process: a child's copy of its parent's is emptied. */
-static void own(void)
+static void empty(void)
 {
-	pid_t pid = getpid(), was = atomic_load(&owner);
 	int i;
 
-	if (was == pid)
-		return;
 	for (i = 0; i < RANGES; i++)
 		atomic_store(&ranges[i].state, 0);
 	atomic_store(&used, 0);
 	atomic_store(&unknown, false);
-	atomic_store(&owner, pid);
+}
+
+/*
+ * Whether the table is this process's.  A fork() child empties its copy
+ * (locks_after_fork()); a vfork() child, which shares its parent's, and a
+ * child of a raw clone() leave it alone, and ask the kernel.
+ */
+static bool own(void)
+{
+	pid_t pid = getpid(), none = 0;
+
+	return atomic_load(&owner) == pid ||
+	       atomic_compare_exchange_strong(&owner, &none, pid);
+}
+
+void locks_after_fork(void)
+{
+	empty();
+	atomic_store(&owner, getpid());
+}
+
+/* The kernel may have changed locks the table does not show. */
+static void lost_track(void)
+{
+	if (own())
+		atomic_store(&unknown, true);
 }
 
 static void add(unsigned long start, unsigned long end)
@@ -107,20 +131,21 @@ static unsigned long page_up(unsigned long addr)
 
 void locked_add(unsigned long addr, unsigned long len)
 {
-	own();
-	add(page_down(addr), page_up(addr + len));
+	if (own())
+		add(page_down(addr), page_up(addr + len));
 }
 
 void locked_remove(unsigned long addr, unsigned long len)
 {
-	own();
-	remove_range(page_down(addr), page_up(addr + len));
+	if (own())
+		remove_range(page_down(addr), page_up(addr + len));
 }
 
 /* A mapping made at [addr, addr + len), or moved there. */
 void locked_mapped(unsigned long addr, unsigned long len, bool locked)
 {
-	own();
+	if (!own())
+		return;
 	remove_range(addr, page_up(addr + len));
 	if (locked)
 		add(addr, page_up(addr + len));
@@ -148,7 +173,7 @@ int locked_state(unsigned long start, unsigned long end)
 	int i;
 
 	if (atomic_load(&owner) != getpid())
-		return 0;
+		return atomic_load(&owner) ? -1 : 0;	/* 0: no lock ever set */
 	if (atomic_load(&unknown))
 		return -1;
 	for (i = 0; i < atomic_load(&used); i++)
@@ -165,8 +190,11 @@ int mlock(const void *addr, size_t len)
 {
 	long ret = syscall(SYS_mlock, addr, len);
 
+	/* A failed call may have locked part of the range (ENOMEM). */
 	if (!ret)
 		locked_add((unsigned long)addr, len);
+	else
+		lost_track();
 	return ret;
 }
 
@@ -176,6 +204,8 @@ int mlock2(const void *addr, size_t len, unsigned int flags)
 
 	if (!ret)
 		locked_add((unsigned long)addr, len);
+	else
+		lost_track();
 	return ret;
 }
 
@@ -185,6 +215,8 @@ int munlock(const void *addr, size_t len)
 
 	if (!ret)
 		locked_remove((unsigned long)addr, len);
+	else
+		lost_track();
 	return ret;
 }
 
@@ -196,12 +228,13 @@ int mlockall(int flags)
 	char *line;
 	long ret = syscall(SYS_mlockall, flags);
 
-	own();
 	if (ret) {
 		/* It may have locked some VMAs before it failed. */
-		atomic_store(&unknown, true);
+		lost_track();
 		return ret;
 	}
+	if (!own())
+		return 0;
 	if (!(flags & MCL_CURRENT))
 		return 0;
 	r = (struct reader){ .fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC) };
@@ -226,14 +259,8 @@ int mlockall(int flags)
 int munlockall(void)
 {
 	long ret = syscall(SYS_munlockall);
-	int i;
 
-	own();
-	if (ret)
-		return ret;
-	for (i = 0; i < RANGES; i++)
-		atomic_store(&ranges[i].state, 0);
-	atomic_store(&used, 0);
-	atomic_store(&unknown, false);
-	return 0;
+	if (!ret && own())
+		empty();
+	return ret;
 }

@@ -14,6 +14,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -177,15 +179,21 @@ static bool writable(int fd)
 
 /*
  * Shared anonymous memory has no file a process can open: the shim makes
- * it from a memfd, which it keeps while the memory is mapped.
+ * it from a memfd, which it keeps while the memory is mapped.  Where no
+ * descriptor is to be had, the memory is made as the program asked, and
+ * a remap of it needs /proc/self/map_files (README, "What it cannot do").
  */
 static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
 				    int flags)
 {
 	unsigned long page = shim_page_size();
-	int fd = syscall(SYS_memfd_create, "rfp-compat", MFD_CLOEXEC);
+	int fd;
 	void *p;
 
+	/* Half the shim's numbers at most: the program's descriptors first. */
+	if (!room_for_memfd())
+		return MAP_FAILED;
+	fd = shim_fd(syscall(SYS_memfd_create, "rfp-compat", MFD_CLOEXEC), true);
 	if (fd < 0)
 		return MAP_FAILED;
 	if (ftruncate(fd, (len + page - 1) & ~(page - 1))) {
@@ -200,12 +208,21 @@ static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
 	return p;
 }
 
+/* A shared mapping of /dev/zero is shared anonymous memory. */
+static bool dev_zero(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == makedev(1, 5);
+}
+
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	void *p = MAP_FAILED;
 
-	if (is_shared(flags) && (flags & MAP_ANONYMOUS) && !(flags & MAP_HUGETLB) &&
-	    len)
+	if (is_shared(flags) && !(flags & MAP_HUGETLB) && len &&
+	    ((flags & MAP_ANONYMOUS) || (!off && dev_zero(fd))))
 		p = shared_anon_from_memfd(addr, len, prot, flags);
 	if (p == MAP_FAILED) {
 		if (off & (shim_page_size() - 1)) {

@@ -20,12 +20,17 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -34,6 +39,9 @@
 #include <linux/seccomp.h>
 
 #include "shim.h"
+
+/* Programs still call sigset(), sighold() and the like: so does the shim. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #ifndef SYS_SECCOMP
 #define SYS_SECCOMP 1
@@ -104,16 +112,28 @@ static int real_sigmask(bool thread, int how, const sigset_t *set,
 	return procmask(how, set, old);
 }
 
+/*
+ * A SIGSYS that is not the shim's: the program's handler runs as the
+ * kernel would run it, with its sa_mask blocked (but SIGSYS), and reset
+ * first if SA_RESETHAND.
+ */
 static void chain_sigsys(int sig, siginfo_t *info, void *uc)
 {
 	struct sigaction sa = program_sigsys;
+	sigset_t old;
 
-	if (sa.sa_flags & SA_SIGINFO) {
-		sa.sa_sigaction(sig, info, uc);
+	if (sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+		if (sa.sa_flags & SA_RESETHAND)
+			program_sigsys.sa_handler = SIG_DFL;
+		sigdelset(&sa.sa_mask, SIGSYS);
+		real_sigmask(true, SIG_BLOCK, &sa.sa_mask, &old);
+		if (sa.sa_flags & SA_SIGINFO)
+			sa.sa_sigaction(sig, info, uc);
+		else
+			sa.sa_handler(sig);
+		real_sigmask(true, SIG_SETMASK, &old, NULL);
 	} else if (sa.sa_handler == SIG_IGN) {
 		return;
-	} else if (sa.sa_handler != SIG_DFL) {
-		sa.sa_handler(sig);
 	} else {
 		/* The default action: die of it, as without the shim. */
 		sa.sa_flags = 0;
@@ -160,52 +180,89 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	return real_sigaction(sig, act, old);
 }
 
-/* glibc's signal(): BSD semantics. */
-sighandler_t signal(int sig, sighandler_t handler)
+/*
+ * The System V and BSD calls: SIGSYS's through the shim's sigaction(),
+ * anything else libc's own (its signal() knows siginterrupt()).
+ */
+static bool ours(int sig)
 {
-	struct sigaction sa = { .sa_handler = handler, .sa_flags = SA_RESTART };
-	struct sigaction old;
+	return sig == SIGSYS && atomic_load(&own_sigsys);
+}
+
+static sighandler_t set_sigsys(sighandler_t handler, int flags)
+{
+	struct sigaction sa = { .sa_handler = handler, .sa_flags = flags }, old;
 
 	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, sig);
-	if (sigaction(sig, &sa, &old))
+	if (sigaction(SIGSYS, &sa, &old))
 		return SIG_ERR;
 	return old.sa_handler;
 }
 
-/* System V: SIG_HOLD blocks SIG, anything else sets it and unblocks SIG. */
+static bool sigsys_interrupts;	/* siginterrupt(SIGSYS, 1) */
+
+sighandler_t signal(int sig, sighandler_t handler)
+{
+	/* glibc's: BSD semantics, restarting unless siginterrupt(). */
+	if (ours(sig))
+		return set_sigsys(handler, sigsys_interrupts ? 0 : SA_RESTART);
+	return REAL(signal)(sig, handler);
+}
+
+sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	if (ours(sig))
+		return set_sigsys(handler, SA_RESTART);
+	return REAL(bsd_signal)(sig, handler);
+}
+
+/* System V: reset to SIG_DFL when it runs, not blocked while it runs. */
+sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	if (ours(sig))
+		return set_sigsys(handler, SA_RESETHAND | SA_NODEFER);
+	return REAL(sysv_signal)(sig, handler);
+}
+
+/* What -std=c11 and the like make of signal(). */
+sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	if (ours(sig))
+		return set_sigsys(handler, SA_RESETHAND | SA_NODEFER);
+	return REAL(__sysv_signal)(sig, handler);
+}
+
+int siginterrupt(int sig, int flag)
+{
+	if (!ours(sig))
+		return REAL(siginterrupt)(sig, flag);
+	sigsys_interrupts = flag;
+	if (flag)
+		program_sigsys.sa_flags &= ~SA_RESTART;
+	else
+		program_sigsys.sa_flags |= SA_RESTART;
+	return 0;
+}
+
+/* System V: SIG_HOLD would block SIGSYS, which the shim never does. */
 sighandler_t sigset(int sig, sighandler_t disp)
 {
-	struct sigaction sa = { .sa_handler = disp }, old;
-	sigset_t set, was;
-
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	if (sigprocmask(disp == SIG_HOLD ? SIG_BLOCK : SIG_UNBLOCK, &set, &was) ||
-	    sigaction(sig, NULL, &old))
-		return SIG_ERR;
-	if (disp != SIG_HOLD) {
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(sig, &sa, NULL))
-			return SIG_ERR;
-	}
-	return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+	if (!ours(sig))
+		return REAL(sigset)(sig, disp);
+	if (disp == SIG_HOLD)
+		return program_sigsys.sa_handler;
+	return set_sigsys(disp, 0);
 }
 
 int sighold(int sig)
 {
-	sigset_t set;
-
-	sigemptyset(&set);
-	return sigaddset(&set, sig) ?: sigprocmask(SIG_BLOCK, &set, NULL);
+	return ours(sig) ? 0 : REAL(sighold)(sig);
 }
 
 int sigignore(int sig)
 {
-	struct sigaction sa = { .sa_handler = SIG_IGN };
-
-	sigemptyset(&sa.sa_mask);
-	return sigaction(sig, &sa, NULL);
+	return ours(sig) ? (set_sigsys(SIG_IGN, 0) == SIG_ERR ? -1 : 0) :
+		REAL(sigignore)(sig);
 }
 
 static const sigset_t *without_sigsys(int how, const sigset_t *set,
@@ -233,31 +290,63 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 }
 
 /* BSD's masks, one bit a signal. */
-static int bsd_mask(int how, int mask)
-{
-	sigset_t set, old;
-	int sig, ret = 0;
-
-	sigemptyset(&set);
-	for (sig = 1; sig < 32; sig++)
-		if (mask & (1U << (sig - 1)))
-			sigaddset(&set, sig);
-	if (sigprocmask(how, &set, &old))
-		return -1;
-	for (sig = 1; sig < 32; sig++)
-		if (sigismember(&old, sig))
-			ret |= 1U << (sig - 1);
-	return ret;
-}
-
 int sigblock(int mask)
 {
-	return bsd_mask(SIG_BLOCK, mask);
+	return REAL(sigblock)(atomic_load(&own_sigsys) ? mask & ~(1 << (SIGSYS - 1)) : mask);
 }
 
 int sigsetmask(int mask)
 {
-	return bsd_mask(SIG_SETMASK, mask);
+	return REAL(sigsetmask)(atomic_load(&own_sigsys) ? mask & ~(1 << (SIGSYS - 1)) : mask);
+}
+
+/* The calls that block signals while they wait, or for a new thread. */
+#define MASK(set, copy) without_sigsys(SIG_SETMASK, set, copy)
+
+int sigsuspend(const sigset_t *set)
+{
+	sigset_t copy;
+
+	return REAL(sigsuspend)(MASK(set, &copy));
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t,
+	  const sigset_t *set)
+{
+	sigset_t copy;
+
+	return REAL(ppoll)(fds, n, t, MASK(set, &copy));
+}
+
+int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t,
+	    const sigset_t *set)
+{
+	sigset_t copy;
+
+	return REAL(pselect)(n, r, w, e, t, MASK(set, &copy));
+}
+
+int epoll_pwait(int ep, struct epoll_event *ev, int max, int t,
+		const sigset_t *set)
+{
+	sigset_t copy;
+
+	return REAL(epoll_pwait)(ep, ev, max, t, MASK(set, &copy));
+}
+
+int epoll_pwait2(int ep, struct epoll_event *ev, int max,
+		 const struct timespec *t, const sigset_t *set)
+{
+	sigset_t copy;
+
+	return REAL(epoll_pwait2)(ep, ev, max, t, MASK(set, &copy));
+}
+
+int pthread_attr_setsigmask_np(pthread_attr_t *attr, const sigset_t *set)
+{
+	sigset_t copy;
+
+	return REAL(pthread_attr_setsigmask_np)(attr, MASK(set, &copy));
 }
 
 /* ---- setup ---- */
@@ -308,6 +397,34 @@ static bool env_is(const char *name, const char *value)
 	return v && !strcmp(v, value);
 }
 
+/* The Seccomp: line of /proc/self/status: 2 when a filter is installed. */
+static bool filtered(void)
+{
+	struct reader r = { .fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC) };
+	const char *p;
+	char *line;
+	bool yes = false;
+
+	if (r.fd < 0)
+		return false;
+	while ((line = next_line(&r)))
+		if (!strncmp(line, "Seccomp:", 8)) {
+			p = line + 8;
+			skip_spaces(&p);
+			yes = *p == '2';
+			break;
+		}
+	sys_close(r.fd);
+	return yes;
+}
+
+/* A fork() child: its tables are its own. */
+static void after_fork(void)
+{
+	files_after_fork();
+	locks_after_fork();
+}
+
 /*
  * Knobs (environment, rfp-compat sets them): RFP_COMPAT_QUIET=1 keeps the
  * one line a process prints when it first emulates a call;
@@ -328,6 +445,7 @@ static void rfp_compat_init(void)
 		say("rfp-compat: cannot find libc's signal functions: not active\n", NULL);
 		return;
 	}
+	pthread_atfork(NULL, NULL, after_fork);
 	if (env_is("RFP_COMPAT_SECCOMP", "0"))
 		return;
 	sigemptyset(&sa.sa_mask);
@@ -336,10 +454,21 @@ static void rfp_compat_init(void)
 	sigemptyset(&sigsys);
 	sigaddset(&sigsys, SIGSYS);
 	real_sigmask(false, SIG_UNBLOCK, &sigsys, NULL);
+	/*
+	 * Filters are inherited across exec(): one is enough for a chain of
+	 * exec()s, which would otherwise stack one filter each until the
+	 * kernel refuses more.  RFP_COMPAT_FILTER=1 says a process before
+	 * this one installed it; the process's Seccomp: mode says it is here.
+	 */
+	if (env_is("RFP_COMPAT_FILTER", "1") && filtered())
+		return;
 	if (install_filter()) {
-		say("rfp-compat: cannot install the seccomp filter: only glibc's remap_file_pages() is emulated, not raw syscall()s\n",
-		    NULL);
+		if (!quiet)
+			say("rfp-compat: cannot install the seccomp filter: only glibc's remap_file_pages() is emulated, not raw syscall()s\n",
+			    NULL);
 		atomic_store(&own_sigsys, false);
 		real_sigaction(SIGSYS, &program_sigsys, NULL);
+		return;
 	}
+	setenv("RFP_COMPAT_FILTER", "1", 1);
 }

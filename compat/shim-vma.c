@@ -5,6 +5,7 @@
  * Async-signal-safe: the SIGSYS handler runs it.
  */
 #define _GNU_SOURCE
+#define _FILE_OFFSET_BITS 64
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -146,7 +147,7 @@ int maps_open(void)
 		return fd;
 	if (fd >= 0 && atomic_compare_exchange_strong(&maps_fd, &fd, -1))
 		sys_close(fd);
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	fd = shim_fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC), true);
 	if (fd < 0)
 		return -1;
 	atomic_store(&maps_pid, pid);
@@ -158,6 +159,12 @@ int maps_open(void)
 		return none;
 	}
 	return fd;
+}
+
+/* The shim's descriptor of /proc/self/maps, or -1. */
+int maps_fd_now(void)
+{
+	return atomic_load(&maps_fd);
 }
 
 /* The program closed the numbers FIRST to LAST. */

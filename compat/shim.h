@@ -27,8 +27,17 @@
 #define MAP_SHARED_VALIDATE 0x03
 #endif
 
-/* A thread-local that needs no allocation, in a preloaded library. */
-#define SHIM_TLS __thread __attribute__((tls_model("initial-exec")))
+/*
+ * libc's own function NAME, the next after the shim's (dlfcn.h): glibc's
+ * close() is a cancellation point, its set*id() change every thread's
+ * credentials, its signal() knows siginterrupt().
+ */
+#define REAL(name) ({						\
+	static __typeof__(name) *_fn;				\
+	if (!_fn)						\
+		_fn = dlsym(RTLD_NEXT, #name);			\
+	_fn;							\
+})
 
 /* shim-util.c */
 unsigned long shim_page_size(void);
@@ -62,6 +71,7 @@ int lookup(unsigned long start, unsigned long end, struct vma *v, bool *locked);
 int query_vma(unsigned long addr, struct vma *v, bool name);
 bool file_mapped_in(dev_t dev, ino_t ino, unsigned long lo, unsigned long hi);
 int maps_open(void);
+int maps_fd_now(void);
 void maps_forget(unsigned int first, unsigned int last);
 
 /* shim-lock.c */
@@ -69,9 +79,13 @@ void locked_remove(unsigned long addr, unsigned long len);
 void locked_mapped(unsigned long addr, unsigned long len, bool locked);
 bool locked_at(unsigned long addr);
 int locked_state(unsigned long start, unsigned long end);
+void locks_after_fork(void);
 
 /* shim-files.c */
 int vma_file(struct vma *v);
+int shim_fd(int fd, bool fresh);
+bool room_for_memfd(void);
+void files_after_fork(void);
 void keep_mapped(int fd, unsigned long addr, unsigned long len);
 bool keep_memfd(int fd, unsigned long addr, unsigned long len);
 void drop_unmapped(unsigned long addr, unsigned long len);
