@@ -31,7 +31,8 @@ $(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h \
 	$(CC) $(CFLAGS) -pthread -o $@ $<
 
 # rfp-compat (compat/): the shim, its launcher and what runs under it, all
-# dynamically linked, with the libraries they load, in compat.cpio; the
+# dynamically linked (PEERS: the host's programs of COMPAT_PEERS, in
+# /compat by their names), with the libraries they load, in compat.cpio; the
 # guests that refuse the syscall add it.  Where the kernel runs programs
 # of both word sizes, the 32-bit library serves the 32-bit ones (the
 # launcher picks one by the program's ELF class).
@@ -42,7 +43,7 @@ SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
 COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
 	$(if $(and $(CC64),$(CC32)),$(COMPAT)/librfp-compat32.so) \
 	$(COMPAT)/rfp-compat-test $(COMPAT)/librfp-compat-early.so \
-	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench \
+	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench $(PEERS) \
 	$(DYN_SELFTESTS)
 
 $(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c

@@ -104,6 +104,28 @@ bench_report() {
 		"$BENCH_OUT/patched.txt" "$BENCH_OUT" "$BENCH_OUT/shim.txt" | sed 's/^/# /'
 	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok - bench-report.py failed"; return 1; }
 	echo "ok - the table above, also in $BENCH_OUT/bench.json"
+	[[ " ${COMPAT_PEERS[*]-} " == *" stress-ng "* ]] || return 0
+	stress_ng_report
+}
+
+# stress-ng --remap on the kernel's emulation and under rfp-compat.
+stress_ng_report() {
+	local k ns kernel shim
+	for k in patched compat; do
+		if ! guest_file "bench-$k" /stress-ng.txt "$BENCH_OUT/stress-ng-$k.txt"; then
+			echo "not ok - no stress-ng output from bench-$k"
+			return 1
+		fi
+		ns=$(sed -n 's/.* remap  *\([0-9.]*\) nanosecs per page remap.*/\1/p' \
+			"$BENCH_OUT/stress-ng-$k.txt")
+		if [ -z "$ns" ]; then
+			echo "not ok - bench-$k: stress-ng printed no time per remap ($BENCH_OUT/stress-ng-$k.txt)"
+			return 1
+		fi
+		if [ $k = patched ]; then kernel=$ns; else shim=$ns; fi
+	done
+	echo "# stress-ng --remap, guest instructions per page remap: kernel $kernel, rfp-compat $shim ($(echo "scale=2; $shim / $kernel" | bc)x)"
+	echo "ok - stress-ng's cost under rfp-compat"
 }
 
 profile_report() {

@@ -70,7 +70,18 @@ BUSYBOX=/bin/busybox
 [ -z "$BUSYBOX_ARCH" ] || BUSYBOX=$RFP_CACHE/debs/busybox-static-$BUSYBOX_ARCH/bin/busybox
 [ -x "$BUSYBOX" ] || die "no busybox at $BUSYBOX (scripts/deps.sh installs it)"
 
+# The host's programs of COMPAT_PEERS (config/arch/), by their paths.
+peer_paths() {
+	local p path
+	for p in ${COMPAT_PEERS[@]+"${COMPAT_PEERS[@]}"}; do
+		path=$(command -v "$p") || die "$p is not installed (make deps)"
+		echo "$path"
+	done
+}
+peers=$(peer_paths) || exit 1
+
 # The tools and the initramfs, by the harness's own makefile.
 make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" KTREE="$KTREE" RFP_CACHE="$RFP_CACHE" \
 	CC64="$USER_CC64" CC32="$USER_CC32" BUSYBOX="$BUSYBOX" \
-	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}"
+	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}" \
+	PEERS="${peers//$'\n'/ }"

@@ -23,3 +23,5 @@ SELFTEST_ARCH=
 SELFTEST_ARCH32=i386
 BUSYBOX_ARCH=i386		# Debian's busybox-static:i386, unpacked
 PACKAGES=(qemu-system-x86 gcc-12-multilib linux-libc-dev:i386)
+# rfp-compat's peer programs (x86_64.sh): none, the host's are x86_64.
+COMPAT_PEERS=()

@@ -35,4 +35,9 @@ SELFTEST_ARCH32=x86_64
 BUSYBOX_ARCH=			# empty: the host's own busybox-static
 # -m32: gcc-12-multilib and the i386 kernel headers, not gcc-multilib,
 # which conflicts with every cross compiler (ARCH=arm64's).
-PACKAGES=(qemu-system-x86 gcc-12-multilib linux-libc-dev:i386)
+PACKAGES=(qemu-system-x86 gcc-12-multilib linux-libc-dev:i386
+	stress-ng)		# COMPAT_PEERS
+# Real programs that call remap_file_pages(), run under rfp-compat by
+# make compat and make bench: the host's own, as Debian ships them
+# (dynamically linked), so only where the guest runs the host's programs.
+COMPAT_PEERS=(stress-ng)
