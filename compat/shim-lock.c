@@ -79,12 +79,11 @@ static void lost_track(void)
 		atomic_store(&unknown, true);
 }
 
-static void add(unsigned long start, unsigned long end)
+/* A free slot set to [start, end), in use; NULL when the table is full. */
+static struct range *publish(unsigned long start, unsigned long end)
 {
 	int i, zero;
 
-	if (start >= end)
-		return;
 	for (i = 0; i < RANGES; i++) {
 		zero = 0;
 		if (atomic_compare_exchange_strong(&ranges[i].state, &zero, -1)) {
@@ -95,10 +94,50 @@ static void add(unsigned long start, unsigned long end)
 			while (n <= i && !atomic_compare_exchange_weak(&used, &n, i + 1))
 				;
 			atomic_store(&ranges[i].state, 1);
-			return;
+			return &ranges[i];
 		}
 	}
 	atomic_store(&unknown, true);	/* full: ask the kernel from now on */
+	return NULL;
+}
+
+/*
+ * Lock [start, end): one range a run of locked addresses, so that a
+ * program that locks page after page (stress-ng does) fills no table.
+ * The union goes in before the ranges it takes the place of go out.
+ */
+static void add(unsigned long start, unsigned long end)
+{
+	struct range *fresh;
+	bool grew;
+	int i, one;
+
+	if (start >= end)
+		return;
+	do {
+		grew = false;
+		for (i = 0; i < atomic_load(&used); i++) {
+			struct range *r = &ranges[i];
+
+			if (atomic_load(&r->state) != 1 || r->start > end ||
+			    r->end < start || (r->start >= start && r->end <= end))
+				continue;
+			start = r->start < start ? r->start : start;
+			end = r->end > end ? r->end : end;
+			grew = true;
+		}
+	} while (grew);
+	fresh = publish(start, end);
+	if (!fresh)
+		return;
+	for (i = 0; i < atomic_load(&used); i++) {
+		struct range *r = &ranges[i];
+
+		one = 1;
+		if (r != fresh && atomic_load(&r->state) == 1 &&
+		    r->start >= start && r->end <= end)
+			atomic_compare_exchange_strong(&r->state, &one, 0);
+	}
 }
 
 static void remove_range(unsigned long start, unsigned long end)
@@ -112,8 +151,10 @@ static void remove_range(unsigned long start, unsigned long end)
 		    r->start >= end)
 			continue;
 		/* What is left of it goes in first. */
-		add(r->start, start < r->start ? r->start : start);
-		add(end > r->end ? r->end : end, r->end);
+		if (r->start < start)
+			publish(r->start, start);
+		if (end < r->end)
+			publish(end, r->end);
 		one = 1;
 		atomic_compare_exchange_strong(&r->state, &one, 0);
 	}
