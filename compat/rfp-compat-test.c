@@ -713,18 +713,26 @@ TEST(unseen_shared_anonymous_mapping)
 	}
 }
 
-/* The Seccomp: line of /proc/self/status: 0 none, 2 a filter. */
-static int seccomp_mode(void)
+/* The number on line KEY (with its colon) of /proc/self/status; -1: none. */
+static int status_number(const char *key)
 {
 	char line[128];
 	FILE *f = fopen("/proc/self/status", "r");
-	int mode = -1;
+	size_t n = strlen(key);
+	int v = -1;
 
 	while (f && fgets(line, sizeof(line), f))
-		sscanf(line, "Seccomp: %d", &mode);
+		if (!strncmp(line, key, n))
+			v = atoi(line + n);
 	if (f)
 		fclose(f);
-	return mode;
+	return v;
+}
+
+/* The Seccomp: line: 0 none, 2 a filter. */
+static int seccomp_mode(void)
+{
+	return status_number("Seccomp:");
 }
 
 /*
@@ -1744,18 +1752,10 @@ TEST(shared_memory_found_without_privileges)
 		TH_LOG("3: /dev/zero, 4: mremap() old size 0, 5: after closefrom()");
 }
 
-/* The Seccomp_filters: line of /proc/self/status; -1 without one. */
+/* The Seccomp_filters: line (Linux 5.9); -1 without one. */
 static int seccomp_filters(void)
 {
-	char line[128];
-	FILE *f = fopen("/proc/self/status", "r");
-	int n = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		sscanf(line, "Seccomp_filters: %d", &n);
-	if (f)
-		fclose(f);
-	return n;
+	return status_number("Seccomp_filters:");
 }
 
 /* A chain of exec()s keeps one filter, not one an exec. */
