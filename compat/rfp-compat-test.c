@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -1771,6 +1772,54 @@ TEST(exec_chain_keeps_one_filter)
 		SKIP(return, "no seccomp filter (rfp-compat --glibc-only)");
 	snprintf(env, sizeof(env), "RFP_TEST_FILTERS=%d", seccomp_filters());
 	ASSERT_EQ(0, run_self(argv, env, out, sizeof(out))) TH_LOG("%s", out);
+}
+
+static int shm_nattch(int id)
+{
+	struct shmid_ds ds;
+
+	return shmctl(id, IPC_STAT, &ds) ? -1 : (int)ds.shm_nattch;
+}
+
+/*
+ * A SysV shared memory segment, remapped: the range is an attachment of
+ * it, as the kernel's remap makes it (two attachments, one left after
+ * shmdt() of the first), without privileges too.  -1: no SysV IPC.
+ */
+static int remap_sysv_segment(void)
+{
+	int id = shmget(IPC_PRIVATE, 4 * page, IPC_CREAT | 0600), i, ret = 0;
+	char *w;
+
+	if (id < 0)
+		return errno == ENOSYS ? 254 : 2;
+	w = shmat(id, NULL, 0);
+	if (w == (void *)-1)
+		ret = 2;
+	for (i = 0; !ret && i < 4; i++)
+		sprintf(w + i * page, "page %d", i);
+	if (!ret && (raw_rfp(w, 1, 3, 0) || shows(w, 0) != 3))
+		ret = 3;
+	if (!ret && shm_nattch(id) != 2)
+		ret = 4;
+	if (!ret && (shmdt(w) || shm_nattch(id) != 1 || shows(w, 0) != 3))
+		ret = 5;
+	shmctl(id, IPC_RMID, NULL);
+	return ret;
+}
+
+TEST(sysv_shared_memory)
+{
+	int drop, ret;
+
+	NEEDS_SHIM();
+	for (drop = 0; drop < 2 && (!drop || getuid() == 0); drop++) {
+		ret = in_child(remap_sysv_segment, drop);
+		if (ret == 254)
+			SKIP(return, "no SysV IPC in this kernel (CONFIG_SYSVIPC)");
+		EXPECT_EQ(0, ret) TH_LOG("%s; 3: remap, 4: not an attachment, 5: shmdt()",
+					 drop ? "as uid 65534" : "as this process is");
+	}
 }
 
 int main(int argc, char **argv)

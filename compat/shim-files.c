@@ -515,20 +515,26 @@ static int program_fd(const struct vma *v)
 	return found;
 }
 
-/*
- * A descriptor for the file of the VM_SHARED VMA V, open for reading and
- * writing (as the file of a VM_SHARED VMA was), kept until the file is
- * unmapped; -1 when there is none.
- */
-int vma_file(struct vma *v)
+/* The descriptor the shim keeps for V's file; -1: none. */
+int kept_file(const struct vma *v)
 {
-	char path[80], a[24], b[24];
 	struct slot *s;
 	int fd;
 
 	s = kept(makedev(v->major, v->minor), v->ino, &fd);
-	if (s && same_file(fd, v))
-		return fd;
+	return s && same_file(fd, v) ? fd : -1;
+}
+
+/*
+ * A descriptor for the file of the VM_SHARED VMA V that the shim does not
+ * keep yet, open for reading and writing (as the file of a VM_SHARED VMA
+ * was), kept from now until the file is unmapped; -1 when there is none.
+ */
+int find_file(struct vma *v)
+{
+	char path[80], a[24], b[24];
+	int fd;
+
 	fd = program_fd(v);
 	if (fd < 0) {
 		join(path, sizeof(path), "/proc/self/map_files/",

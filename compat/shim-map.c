@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -57,6 +58,56 @@ void *sys_mmap(unsigned long addr, unsigned long len, int prot, int flags,
 #endif
 }
 
+/*
+ * A SysV shared memory segment (shmat()) has no file to map: the part the
+ * remap asks for is attached anew, moved over the range with mremap(),
+ * and the rest detached, so that the range is an attachment of the
+ * segment as the kernel's remap makes it (shm_nattch, shmdt()).  The
+ * segment's id is the inode number maps shows for "/SYSV<key>".  1: not
+ * a segment, or not one this can do (the range past its end, shmat()
+ * refused): the caller goes on; else 0 or -errno.
+ */
+static long remap_sysv(const struct vma *v, unsigned long start,
+		       unsigned long size, unsigned long pgoff, int prot,
+		       bool locked, unsigned long flags)
+{
+	unsigned long page = shim_page_size(), off = pgoff * page, len;
+	struct shmid_ds ds;
+	struct vma named;
+	char *at;
+
+	/* Segments live on an internal mount (device 0:N), unlinked. */
+	if (v->major || query_vma(start, &named, true) ||
+	    strncmp(named.path, "/SYSV", 5) || !strstr(named.path, " (deleted)") ||
+	    shmctl(v->ino, IPC_STAT, &ds))
+		return 1;
+	len = (ds.shm_segsz + page - 1) & ~(page - 1);
+	if (pgoff > len / page || size > len - off)
+		return 1;
+	/* Where shmat() is refused, /proc/self/map_files may still serve. */
+	at = shmat(v->ino, NULL, prot & PROT_WRITE ? 0 : SHM_RDONLY);
+	if (at == (void *)-1)
+		return 1;
+	if ((void *)syscall(SYS_mremap, at + off, size, size,
+			    MREMAP_MAYMOVE | MREMAP_FIXED, start) == MAP_FAILED) {
+		shmdt(at);
+		return 1;
+	}
+	if (off)
+		syscall(SYS_munmap, at, off);
+	if (off + size < len)
+		syscall(SYS_munmap, at + off + size, len - off - size);
+	/* As the kernel's mmap() of the segment: its protections, populated. */
+	if (mprotect((void *)start, size, prot))
+		return -errno;
+	if (locked && syscall(SYS_mlock, start, size))
+		return -errno;
+	if (!(flags & MAP_NONBLOCK))
+		madvise((void *)start, size, prot & PROT_WRITE ?
+			MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+	return 0;
+}
+
 static long emulate(unsigned long start, unsigned long size,
 		    unsigned long prot, unsigned long pgoff, unsigned long flags)
 {
@@ -79,7 +130,18 @@ static long emulate(unsigned long start, unsigned long size,
 	if (ret)
 		return ret;
 
-	fd = vma_file(&v);
+	prot = (v.perms[0] == 'r' ? PROT_READ : 0) |
+	       (v.perms[1] == 'w' ? PROT_WRITE : 0) |
+	       (v.perms[2] == 'x' ? PROT_EXEC : 0);
+	fd = kept_file(&v);
+	if (fd < 0) {
+		ret = remap_sysv(&v, start, size, pgoff, prot, locked, flags);
+		if (ret <= 0) {
+			atomic_fetch_add(&emulated, 1);
+			return ret;
+		}
+		fd = find_file(&v);
+	}
 	if (fd < 0) {
 		char a[24], b[24];
 
@@ -90,9 +152,6 @@ static long emulate(unsigned long start, unsigned long size,
 		    NULL);
 		return -ENOSYS;
 	}
-	prot = (v.perms[0] == 'r' ? PROT_READ : 0) |
-	       (v.perms[1] == 'w' ? PROT_WRITE : 0) |
-	       (v.perms[2] == 'x' ? PROT_EXEC : 0);
 	mflags = MAP_SHARED | MAP_FIXED | MAP_POPULATE | (flags & MAP_NONBLOCK);
 	if (locked)
 		mflags |= MAP_LOCKED;

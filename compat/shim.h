@@ -82,7 +82,8 @@ int locked_state(unsigned long start, unsigned long end);
 void locks_after_fork(void);
 
 /* shim-files.c */
-int vma_file(struct vma *v);
+int kept_file(const struct vma *v);
+int find_file(struct vma *v);
 int shim_fd(int fd, bool fresh);
 bool room_for_memfd(void);
 void files_after_fork(void);
