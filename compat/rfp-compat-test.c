@@ -1377,6 +1377,31 @@ TEST(no_descriptor_left_after_unmap)
 }
 
 /*
+ * The lock on PATH that another process sees this one hold: F_RDLCK or
+ * F_WRLCK; F_UNLCK when none; -1 when it could not ask.
+ */
+static int lock_held(const char *path)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int other = open(path, O_RDWR);
+
+		if (other < 0 || fcntl(other, F_GETLK, &q))
+			_exit(255);
+		_exit(q.l_type != F_UNLCK && q.l_pid != getppid() ? 254 : q.l_type);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) >= 254)
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
  * The program holds a POSIX lock on a file it maps, remaps and unmaps:
  * the lock is still held (closing any descriptor of a file drops the
  * process's POSIX locks on it, so the shim keeps the one it used).
@@ -1385,8 +1410,7 @@ TEST(posix_lock_kept)
 {
 	char path[] = "/dev/shm/rfp-compat-XXXXXX";
 	struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	int fd, status;
-	pid_t pid;
+	int fd, held;
 	char *w;
 
 	NEEDS_SHIM();
@@ -1400,21 +1424,10 @@ TEST(posix_lock_kept)
 	ASSERT_EQ(0, raw_rfp(w, 1, 1, 0));
 	ASSERT_EQ(1, shows(w, 0));
 	ASSERT_EQ(0, munmap(w, 2 * page));
-	/* Another process asks who holds the file. */
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-		int other = open(path, O_RDWR);
-
-		if (other < 0 || fcntl(other, F_GETLK, &q))
-			_exit(2);
-		_exit(q.l_type == F_WRLCK && q.l_pid == getppid() ? 0 : 1);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	held = lock_held(path);
 	unlink(path);
 	close(fd);
-	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the lock is gone");
+	ASSERT_EQ(F_WRLCK, held) TH_LOG("%s", held == F_UNLCK ? "the lock is gone" : "");
 }
 
 /*
@@ -1491,8 +1504,7 @@ TEST(posix_lock_kept_with_two_descriptors)
 {
 	char path[] = "/dev/shm/rfp-compat-XXXXXX";
 	struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
-	int rw, ro, status;
-	pid_t pid;
+	int rw, ro, held;
 	char *w;
 
 	NEEDS_SHIM();
@@ -1515,20 +1527,10 @@ TEST(posix_lock_kept_with_two_descriptors)
 	sprintf(w + page, "page 1");
 	ASSERT_EQ(0, raw_rfp(w, 1, 1, 0));
 	ASSERT_EQ(1, shows(w, 0));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-		int other = open(path, O_RDWR);
-
-		if (other < 0 || fcntl(other, F_GETLK, &q))
-			_exit(2);
-		_exit(q.l_type == F_RDLCK && q.l_pid == getppid() ? 0 : 1);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	held = lock_held(path);
 	munmap(w, 2 * page);
 	unlink(path);
-	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("1: the lock is gone");
+	ASSERT_EQ(F_RDLCK, held) TH_LOG("%s", held == F_UNLCK ? "the lock is gone" : "");
 }
 
 static volatile sig_atomic_t alarms;
