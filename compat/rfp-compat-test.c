@@ -675,10 +675,10 @@ static int remap_unseen_shared_anonymous(void)
 }
 
 /*
- * FN's answer (0, or an errno) from a child that first drops to uid
- * 65534 if DROP; -1 when it did not exit.
+ * The wait status of a child that runs FN, first dropping to uid 65534 if
+ * DROP, killed by SIGALRM after SECONDS unless 0; -1 when it could not.
  */
-static int in_child(int (*fn)(void), int drop)
+static int child_status(int (*fn)(void), int drop, int seconds)
 {
 	int status;
 	pid_t pid = fork();
@@ -686,13 +686,22 @@ static int in_child(int (*fn)(void), int drop)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		alarm(seconds);
 		if (drop && (setgid(65534) || setuid(65534)))
 			_exit(254);
 		_exit(fn() & 0xff);
 	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+	if (waitpid(pid, &status, 0) != pid)
 		return -1;
-	return WEXITSTATUS(status);
+	return status;
+}
+
+/* FN's answer (0, or an errno) from child_status(); -1: it did not exit. */
+static int in_child(int (*fn)(void), int drop)
+{
+	int status = child_status(fn, drop, 0);
+
+	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST(unseen_shared_anonymous_mapping)
@@ -857,18 +866,7 @@ static int shim_memfds(int *vmas)
 /* A child that must exit 0 within SECONDS, or it is killed: its status. */
 static int in_child_within(int (*fn)(void), int seconds)
 {
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		alarm(seconds);
-		_exit(fn() & 0xff);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return status;
+	return child_status(fn, 0, seconds);
 }
 
 #define ASSERT_CHILD_OK(status) do {					\
