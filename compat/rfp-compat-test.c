@@ -24,7 +24,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1609,7 +1611,8 @@ static void remap_on_usr1(int sig)
 /*
  * SIGSYS blocked by the calls that take a mask of their own: a thread
  * made with every signal blocked (pthread_attr_setsigmask_np()), and a
- * handler run inside sigsuspend() with every other signal blocked.
+ * handler run inside sigsuspend(), ppoll() and pselect() with every
+ * other signal blocked.
  */
 static int masks_of_their_own(void)
 {
@@ -1635,7 +1638,20 @@ static int masks_of_their_own(void)
 		return 3;
 	kill(getpid(), SIGUSR1);
 	sigsuspend(&all);
-	return usr1_remapped == 0 && reversed(usr1_window) ? 0 : 4;
+	if (usr1_remapped || !reversed(usr1_window))
+		return 4;
+	/* The same inside ppoll() and pselect(). */
+	usr1_remapped = -1;
+	kill(getpid(), SIGUSR1);
+	if (ppoll(NULL, 0, NULL, &all) != -1 || errno != EINTR ||
+	    usr1_remapped)
+		return 5;
+	usr1_remapped = -1;
+	kill(getpid(), SIGUSR1);
+	if (pselect(0, NULL, NULL, NULL, NULL, &all) != -1 || errno != EINTR ||
+	    usr1_remapped)
+		return 6;
+	return 0;
 }
 
 TEST(sigsys_unblocked_in_masks_of_their_own)
