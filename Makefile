@@ -71,7 +71,7 @@ help:
 	@echo "make bisect      apply the series patch by patch, build each"
 	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
-	@echo "make deps        only install the Debian packages"
+	@echo "make deps        only install the Debian packages, of every target"
 	@echo
 	@echo "Every target takes TREE=7.3 (default) or 6.12 (config/tree/), and"
 	@echo "ARCH=x86_64 (default), arm64 or i386 (config/arch/)."
@@ -84,13 +84,15 @@ env:
 	@$(foreach v,$(SETTINGS),printf '%s=%s\n' '$(v)' '$(subst ','\'',$($(v)))';)
 
 deps:
-	@bash $(S)/deps.sh
+	@bash $(S)/deps.sh all
 
-tree: deps
+tree:
+	@bash $(S)/deps.sh
 	@bash $(S)/tree.sh $(if $(filter stock,$(KERNEL)),stock,patched)
 	@echo "kernel tree: $(RFP_CACHE)/$(TREE)/$(if $(filter stock,$(KERNEL)),stock,linux)"
 
-kernel: deps
+kernel:
+	@bash $(S)/deps.sh
 	@bash $(S)/build.sh $(KERNEL) $(CONFIG)
 
 # ARGS is split into words by the shell, as typed.  make cannot give back
@@ -107,13 +109,16 @@ check shell stress diff faults fuzz bench profile mm-selftests compat:
 patches:
 	@bash $(S)/patches.sh export
 
-checkpatch: deps
+checkpatch:
+	@bash $(S)/deps.sh checkpatch
 	@bash $(S)/patches.sh checkpatch
 
-bisect: deps
+bisect:
+	@bash $(S)/deps.sh checkpatch vma
 	@bash $(S)/patches.sh bisect
 
-bisect-boot: deps
+bisect-boot:
+	@bash $(S)/deps.sh checkpatch vma
 	@bash $(S)/patches.sh bisect --boot
 
 clean:

@@ -4,6 +4,7 @@
 # a third), then one table of both (bench.json and a plot in BENCH_OUT);
 # and rfp-bench under rfp-compat on the patched kernel with the syscall
 # refused, against the kernel's own remap.
+needs shim plot
 case "$REPEATS" in
 '' | *[!0-9]*) die "REPEATS must be a number from 1 to 32 (got '$REPEATS')" ;;
 esac

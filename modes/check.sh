@@ -3,6 +3,7 @@
 # kernel also the boot-time cases and rfp-compat with the syscall refused,
 # and with KERNELS=all (the default) the CONFIG_REMAP_FILE_PAGES=n kernel
 # and the differential run against stock; then the host's checks.
+needs user32
 kselftests() { # [kselftest args]: the 64- and 32-bit binaries (those that
 	# ARCH's kernel runs), from the ext4 disk
 	local b
@@ -33,4 +34,7 @@ fi
 
 # The host's checks (checkpatch, tools/testing/vma, the harness's own
 # tests) are the same for every ARCH: make check runs them on x86_64.
-[ "$ARCH" != x86_64 ] || host_step host host_checks
+if [ "$ARCH" = x86_64 ]; then
+	needs checkpatch vma
+	host_step host host_checks
+fi

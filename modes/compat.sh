@@ -4,6 +4,7 @@
 # the series' kselftest (dynamically linked; 64- and 32-bit where ARCH's
 # kernel runs both) but for the cases about the knob itself, and
 # rfp-stress with its model check.
+needs user32 shim
 COMPAT_CPIO=$US/compat.cpio
 # What the kselftest checks of the knob, which the shim hides by design:
 # the sysctl and its boot value, -ENOSYS when refused, the counters, the

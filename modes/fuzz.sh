@@ -2,6 +2,7 @@
 # then trinity for FUZZ_SECONDS, on the debug kernel.  trinity is the
 # host's Debian package: x86_64 only.
 if [ "$ARCH" = x86_64 ]; then
+	needs trinity
 	trinity_cpio
 	guest fuzz "$KERNEL" debug --cpio "$TRINITY_CPIO"
 else

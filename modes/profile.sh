@@ -3,6 +3,7 @@
 # kernel (CONFIG=profile: base.config with ftrace's function_graph), each
 # booted under -icount; then a table of both and a bar chart per function
 # (scripts/profile-report.py) in BENCH_OUT.
+needs plot
 case "$SCENARIO" in
 '' | *[!a-z0-9-]*)
 	die "make profile needs SCENARIO=NAME, an rfp-bench scenario (README, \"make bench\"; got '$SCENARIO')" ;;

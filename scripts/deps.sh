@@ -1,8 +1,19 @@
 #!/bin/bash
-# Install the Debian packages the harness needs, if any is missing: its
-# own, ARCH's (config/arch/ARCH.sh), and ARCH's busybox-static, which is
-# downloaded and unpacked into the cache (not installed: it would replace
-# the host's).
+# Install the Debian packages a target needs, if any is missing.  Usage:
+#   deps.sh [NEED...]
+# With no NEED, what every target needs: the kernel's build tools, the
+# kernel tree's source package, ARCH's QEMU and compiler of its first
+# programs (config/arch/ARCH.sh: PACKAGES), and ARCH's busybox-static,
+# which is downloaded and unpacked into the cache (not installed: it would
+# replace the host's).  That is all make run, make shell and make kernel
+# need.  The modes add theirs (modes/*.sh: needs):
+#   user32      the second word size's programs (ARCH's PACKAGES_32)
+#   shim        rfp-compat's peer programs (ARCH's COMPAT_PEERS)
+#   checkpatch  what scripts/checkpatch.pl runs
+#   vma         tools/testing/vma
+#   trinity     the fuzzer of make fuzz
+#   plot        the charts of make bench and make profile
+#   all         every one of them (make deps)
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$RFP_CACHE"
 
@@ -11,12 +22,22 @@ pkgs=(
 	rsync			# headers_install
 	busybox-static e2fsprogs
 	git perl python3 file
-	python3-ply python3-git	# checkpatch.pl runs scripts/spdxcheck.py
-	gnuplot-nox		# make bench's plot
-	trinity			# make fuzz
-	liburcu-dev		# tools/testing/vma, the VMA userland tests
-	"${PACKAGES[@]}"	# ARCH's compilers and QEMU
+	"${PACKAGES[@]}"	# ARCH's QEMU and compiler
 )
+[ $# -gt 0 ] || set -- core
+[ "$*" != all ] || set -- user32 shim checkpatch vma trinity plot
+for need in "$@"; do
+	case "$need" in
+	core) ;;
+	user32) pkgs+=(${PACKAGES_32[@]+"${PACKAGES_32[@]}"}) ;;
+	shim) pkgs+=(${COMPAT_PEERS[@]+"${COMPAT_PEERS[@]}"}) ;;
+	checkpatch) pkgs+=(python3-ply python3-git) ;; # scripts/spdxcheck.py
+	vma) pkgs+=(liburcu-dev) ;;
+	trinity) pkgs+=(trinity) ;;
+	plot) pkgs+=(gnuplot-nox) ;;
+	*) die "deps.sh: no need '$need' (core, user32, shim, checkpatch, vma, trinity, plot or all)" ;;
+	esac
+done
 
 # The kernel tree: a package of the host's apt sources is installed; one of
 # another suite is downloaded into the cache (scripts/source.sh, at the end).

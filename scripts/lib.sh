@@ -159,10 +159,12 @@ mm_selftest_make() {
 		EXTRA_CFLAGS=-static "$@"
 }
 
-# The word sizes of the programs this ARCH's kernel runs, 64 first.
+# The word sizes of the programs this ARCH's kernel runs, 64 first; where
+# there are two, the 32-bit ones only when the mode needs them (USER32=1:
+# scripts/run.sh, needs user32).
 user_bits() {
 	[ -z "$USER_CC64" ] || echo 64
-	[ -z "$USER_CC32" ] || echo 32
+	[ -z "$USER_CC32" ] || { [ -n "$USER_CC64" ] && [ "${USER32:-0}" != 1 ]; } || echo 32
 }
 
 # The identity commits in the kernel tree are made with: the checkout's.

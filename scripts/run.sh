@@ -61,12 +61,22 @@ if [ -n "$PROG" ]; then
 	fi
 fi
 
+# What every target needs; a mode adds its own (needs, below).
 bash "$TOP/scripts/deps.sh"
-bash "$TOP/scripts/userspace.sh"
 user_boot_opts
+
+# The guest's user space (scripts/userspace.sh), built for what the mode
+# needs: again only when a later 'needs' asked for more.
+USER_SPACE_BUILT=
+user_space() {
+	[ "$USER_SPACE_BUILT" != "${USER32:-0}${SHIM:-0}" ] || return 0
+	bash "$TOP/scripts/userspace.sh"
+	USER_SPACE_BUILT=${USER32:-0}${SHIM:-0}
+}
 
 # make run and make shell: one boot of this kernel.
 if [ "$mode" = run ] || [ "$mode" = shell ]; then
+	user_space
 	bash "$TOP/scripts/build.sh" "$KERNEL" "$CONFIG"
 	RUN=$RUNS/${KERNEL}-${CONFIG}
 	mkdir -p "$RUN"
@@ -128,8 +138,16 @@ host_step() { # NAME FUNCTION: a host step, printing TAP result lines
 	HOSTS+=("$1 $2")
 }
 
+needs() { # NEED...: Debian packages and programs the mode needs besides
+	# every target's (scripts/deps.sh lists them), installed now
+	bash "$TOP/scripts/deps.sh" "$@"
+	case " $* " in *" user32 "*) export USER32=1 ;; esac
+	case " $* " in *" shim "*) export SHIM=1 ;; esac
+}
+
 . "$TOP/scripts/steps.sh"
 . "$TOP/modes/$mode.sh"
+user_space
 
 # Every kernel the guests need.
 declare -A built=()

@@ -149,6 +149,7 @@ profile_report() {
 # archive of their own (MM_CPIO, in /mm); MM_BUILT: those that built.
 mm_selftests_cpio() { # TESTS...
 	local out=$US/mmtests t
+	user_space
 	mkdir -p "$out"
 	MM_BUILT=()
 	MM_UNBUILT=()

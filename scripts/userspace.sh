@@ -62,7 +62,7 @@ build_selftests() { # OUTDIR WHAT [make args...]
 	done
 }
 build_selftests "$US/mm" static
-build_selftests "$US/mm-dyn" "dynamically linked" EXTRA_CFLAGS=
+[ "${SHIM:-0}" != 1 ] || build_selftests "$US/mm-dyn" "dynamically linked" EXTRA_CFLAGS=
 
 # busybox: the host's, or Debian's busybox-static of ARCH (scripts/deps.sh
 # unpacks it).
@@ -78,10 +78,19 @@ peer_paths() {
 		echo "$path"
 	done
 }
-peers=$(peer_paths) || exit 1
+# The base initramfs always; rfp-compat's (compat.cpio) when the mode
+# needs the shim (SHIM=1: scripts/run.sh, needs shim).
+targets=("$US/base.cpio")
+peers=
+if [ "${SHIM:-0}" = 1 ]; then
+	targets+=("$US/compat.cpio")
+	peers=$(peer_paths) || exit 1
+fi
+cc32=$USER_CC32
+[[ " $(user_bits | tr '\n' ' ')" == *" 32 "* ]] || cc32=
 
 # The tools and the initramfs, by the harness's own makefile.
 make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" KTREE="$KTREE" RFP_CACHE="$RFP_CACHE" \
-	CC64="$USER_CC64" CC32="$USER_CC32" BUSYBOX="$BUSYBOX" \
+	CC64="$USER_CC64" CC32="$cc32" BUSYBOX="$BUSYBOX" \
 	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}" \
-	PEERS="${peers//$'\n'/ }"
+	PEERS="${peers//$'\n'/ }" "${targets[@]}"

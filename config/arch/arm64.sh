@@ -30,7 +30,7 @@ USER_CC32=arm-linux-gnueabihf-gcc
 SELFTEST_ARCH=arm64
 SELFTEST_ARCH32=arm
 BUSYBOX_ARCH=arm64
-PACKAGES=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
+PACKAGES=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+PACKAGES_32=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
 # rfp-compat's peer programs (x86_64.sh): none, the host's are x86_64.
 COMPAT_PEERS=()

@@ -23,5 +23,6 @@ SELFTEST_ARCH=
 SELFTEST_ARCH32=i386
 BUSYBOX_ARCH=i386		# Debian's busybox-static:i386, unpacked
 PACKAGES=(qemu-system-x86 gcc-12-multilib linux-libc-dev:i386)
+PACKAGES_32=()			# its only programs are the 32-bit ones
 # rfp-compat's peer programs (x86_64.sh): none, the host's are x86_64.
 COMPAT_PEERS=()

@@ -33,11 +33,16 @@ USER_CC32="gcc -m32"
 SELFTEST_ARCH=x86_64
 SELFTEST_ARCH32=x86_64
 BUSYBOX_ARCH=			# empty: the host's own busybox-static
+# Debian's packages (scripts/deps.sh): QEMU and the compiler of the first
+# programs, which every target needs; PACKAGES_32, the compiler of the
+# 32-bit ones, only the modes that build them (make run does not).
 # -m32: gcc-12-multilib and the i386 kernel headers, not gcc-multilib,
 # which conflicts with every cross compiler (ARCH=arm64's).
-PACKAGES=(qemu-system-x86 gcc-12-multilib linux-libc-dev:i386
-	stress-ng)		# COMPAT_PEERS
+PACKAGES=(qemu-system-x86)
+PACKAGES_32=(gcc-12-multilib linux-libc-dev:i386)
 # Real programs that call remap_file_pages(), run under rfp-compat by
 # make compat and make bench: the host's own, as Debian ships them
 # (dynamically linked), so only where the guest runs the host's programs.
+# Each is a Debian package of that name, installed by the modes that
+# need the shim.
 COMPAT_PEERS=(stress-ng)
