@@ -125,7 +125,9 @@ choose_accel() {
 		qemu_cmd "$probe" -accel kvm -cpu host
 		serial_files "$probe"
 		ACCEL=tcg
-		if timeout -k 5 30 "${QEMU[@]}" -append "$APPEND" "${SERIALS[@]}" \
+		# In a subshell of its own, whose report of a QEMU that aborts
+		# ("Aborted ...") goes to the log with QEMU's words.
+		if (timeout -k 5 30 "${QEMU[@]}" -append "$APPEND" "${SERIALS[@]}"; exit $?) \
 			>"$probe/qemu.log" 2>&1 && [ "$(tr -d '\r\n' <"$probe/status")" = 0 ]; then
 			ACCEL=kvm
 		fi
