@@ -44,27 +44,20 @@ SETTINGS := TREE ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM S
 export $(SETTINGS)
 
 S := scripts
+MODES := $(sort $(basename $(notdir $(wildcard modes/*.sh))))
 
-.PHONY: help env deps tree kernel run check shell bench profile stress faults fuzz \
-	diff mm-selftests compat patches checkpatch bisect bisect-boot clean distclean
+.PHONY: help env deps tree kernel run shell $(MODES) patches checkpatch bisect \
+	bisect-boot clean distclean
 
 help:
 	@echo "make run         build (what changed), boot, run the demo"
 	@echo "make run PROG=/abs/static-binary ARGS='...'"
 	@echo "                 run that program in the guest (./rfp run PROG ARGS...:"
 	@echo "                 the same, exiting with the program's exit status)"
-	@echo "make check       the test suite; last line: N passed, N failed"
 	@echo "make shell       an interactive busybox shell in the guest"
-	@echo "make bench       stock against patched, in guest instructions per call"
-	@echo "make profile     where a scenario's instructions go, by function, and a"
-	@echo "                 chart (SCENARIO=whole, DEPTH=6; CONFIG=profile kernels)"
-	@echo "make stress      rfp-stress on tmpfs and ext4 (STRESS_SECONDS=120 each)"
-	@echo "make faults      rfp-faults: remaps failed at every allocation (CONFIG=debug)"
-	@echo "make fuzz        rfp-fuzz against the model, then trinity (CONFIG=debug)"
-	@echo "make diff        rfp-diff traces, stock against patched: must be identical"
-	@echo "                 (SEEDS='1 2 3 4 5 6', STEPS=500 a trace; make check runs it too)"
-	@echo "make mm-selftests the tree's mm selftests, stock against patched"
-	@echo "make compat      rfp-compat's tests, with the syscall refused (make check too)"
+	@$(foreach m,$(MODES),sed -n 's/^# help: //p' modes/$(m).sh | \
+		awk -v m='$(m)' 'NR == 1 { printf "make %-11s %s\n", m, $$0; next } \
+			{ printf "                 %s\n", $$0 }';)
 	@echo "make tree        the kernel git tree with patches/TREE/ applied"
 	@echo "make patches     export the tree's commits back into patches/TREE/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
@@ -101,9 +94,9 @@ kernel:
 run:
 	@bash $(S)/run.sh run $(PROG) $(ARGS)
 
-# The modes: declared in modes/*.sh (fault injection and fuzzing on the
-# debug kernel).
-check shell stress diff faults fuzz bench profile mm-selftests compat:
+# The modes: one file each, modes/NAME.sh is make NAME (its "# help:"
+# lines are make help's).
+$(MODES) shell:
 	@bash $(S)/run.sh $@
 
 patches:

@@ -1,3 +1,4 @@
+# help: stock against patched, in guest instructions per call
 # make bench: rfp-bench on the stock and on the patched kernel of CONFIG,
 # each booted under -icount shift=0,sleep=off (the guest clock counts guest
 # instructions: runs agree within about 1%, where TCG's wall time swings by
@@ -33,3 +34,46 @@ if peer_stress_ng; then
 	test_cmd stress-ng "${STRESS_NG_BENCH/\/compat\/stress-ng/\/compat\/rfp-compat -q \/compat\/stress-ng}"
 fi
 host_step report bench_report
+
+# make bench: both kernels' rfp-bench output side by side.
+bench_report() {
+	local k
+	echo "1..$(peer_stress_ng && echo 2 || echo 1)"
+	mkdir -p "$BENCH_OUT"
+	for k in stock patched; do
+		if ! guest_file "bench-$k" /bench.txt "$BENCH_OUT/$k.txt"; then
+			echo "not ok - no rfp-bench output from the $k kernel"
+			return 1
+		fi
+	done
+	if ! guest_file bench-compat /bench.txt "$BENCH_OUT/shim.txt"; then
+		echo "not ok - no rfp-bench output from rfp-compat"
+		return 1
+	fi
+	python3 "$TOP/scripts/bench-report.py" "$BENCH_OUT/stock.txt" \
+		"$BENCH_OUT/patched.txt" "$BENCH_OUT" "$BENCH_OUT/shim.txt" | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok - bench-report.py failed"; return 1; }
+	echo "ok - the table above, also in $BENCH_OUT/bench.json"
+	peer_stress_ng || return 0
+	stress_ng_report
+}
+
+# stress-ng --remap on the kernel's emulation and under rfp-compat.
+stress_ng_report() {
+	local k ns kernel shim
+	for k in patched compat; do
+		if ! guest_file "bench-$k" /stress-ng.txt "$BENCH_OUT/stress-ng-$k.txt"; then
+			echo "not ok - no stress-ng output from bench-$k"
+			return 1
+		fi
+		ns=$(sed -n 's/.* remap  *\([0-9.]*\) nanosecs per page remap.*/\1/p' \
+			"$BENCH_OUT/stress-ng-$k.txt")
+		if [ -z "$ns" ]; then
+			echo "not ok - bench-$k: stress-ng printed no time per remap ($BENCH_OUT/stress-ng-$k.txt)"
+			return 1
+		fi
+		if [ $k = patched ]; then kernel=$ns; else shim=$ns; fi
+	done
+	echo "# stress-ng --remap, guest instructions per page remap: kernel $kernel, rfp-compat $shim ($(echo "scale=2; $shim / $kernel" | bc)x)"
+	echo "ok - stress-ng's cost under rfp-compat"
+}

@@ -1,3 +1,4 @@
+# help: the test suite; last line: N passed, N failed, N skipped
 # make check: the series' kselftests, a short stress, fault injection and
 # fuzzing on the kernel that KERNEL and CONFIG name; on the patched base
 # kernel also the boot-time cases and rfp-compat with the syscall refused,
@@ -32,9 +33,19 @@ if [ "$KERNEL-$CONFIG" = patched-base ]; then
 	. "$TOP/modes/compat.sh"
 fi
 
-# The host's checks (checkpatch, tools/testing/vma, the harness's own
-# tests) are the same for every ARCH: make check runs them on x86_64.
+# The host's checks, the same for every ARCH: make check runs them on
+# x86_64.  The series' style and tools/testing/vma do not depend on the
+# kernel's config either: CONFIG=base runs them.  The harness's own
+# promises (scripts/selftest-harness.sh) run with every config, which
+# adds what its kernel can show (CI runs make check, then CONFIG=debug).
+checkpatch_step() { bash "$TOP/scripts/patches.sh" checkpatch; }
+vma_step() { bash "$TOP/scripts/vma-tests.sh"; }
+harness_step() { bash "$TOP/scripts/selftest-harness.sh"; }
 if [ "$ARCH" = x86_64 ]; then
-	needs checkpatch vma
-	host_step host host_checks
+	if [ "$CONFIG" = base ]; then
+		needs checkpatch vma
+		host_step checkpatch checkpatch_step
+		[ "$KERNEL" != patched ] || host_step vma vma_step
+	fi
+	host_step harness harness_step
 fi

@@ -1,3 +1,4 @@
+# help: rfp-compat's tests, with the syscall refused (make check too)
 # make compat: rfp-compat (compat/) where the kernel refuses the syscall:
 # the patched kernel booted with vm.remap_file_pages=0, and the kernel
 # built without CONFIG_REMAP_FILE_PAGES.  Under the shim: its own test,
@@ -50,6 +51,17 @@ exit \$rc"
 			"/compat/rfp-compat -q /compat/rfp-stress -d $d -s ${STRESS_SECONDS:-10} -p $STRESS_PROCS -t $STRESS_THREADS"
 	done
 done
+
+# rfp-compat's own test on this machine's kernel, where the syscall is
+# allowed: with --always the shim emulates every call.  Its KTAP, plan
+# and all.
+shim_host_tests() {
+	local dir rc=0
+	dir=$(mktemp -d)
+	(cd "$dir" && "$US/compat/rfp-compat" -q --always "$US/compat/rfp-compat-test") 2>&1 || rc=$?
+	rm -rf "$dir"
+	return "$rc"
+}
 
 # The same test on this machine's kernel, which allows the syscall (the
 # shim emulates with --always): the guests' x86_64 programs run here.

@@ -1,3 +1,5 @@
+# help: rfp-diff traces, stock against patched: must be identical
+# help: (SEEDS='1 2 3 4 5 6', STEPS=500 a trace; make check runs it too)
 # make diff: rfp-diff, the same seeds on the stock and on the patched
 # kernel of CONFIG, and the traces compared on the host: a remap answers
 # as the stock kernel's does (SPEC section 2).
@@ -7,3 +9,46 @@ for k in stock patched; do
 	test_cmd rfp-diff "rfp-ktap diff $STEPS '$DIFF_DIRS' $SEEDS"
 done
 host_step differential diff_compare
+
+# The traces of the diff-stock and diff-patched guests (modes/diff.sh),
+# one file a seed and directory (seed-1-shm.txt...), copied out of the
+# /traces directory of the guest's ext4 image into DIR.
+unpack_traces() { # GUEST DIR
+	rm -rf "$2" "$2.dump"
+	mkdir -p "$2.dump"
+	debugfs -R "rdump /traces $2.dump" "$RUN/$1/disk.img" >/dev/null 2>&1 || true
+	mv "$2.dump/traces" "$2" 2>/dev/null || mkdir -p "$2"
+	rm -rf "$2.dump"
+}
+
+# Each trace of the patched kernel must be the stock kernel's, and both
+# must have run to their end.
+diff_compare() {
+	local s d a b what rc=0
+	echo "1..$(($(wc -w <<<"$DIFF_DIRS") * $(wc -w <<<"$SEEDS")))"
+	unpack_traces diff-stock "$RUN/traces/stock"
+	unpack_traces diff-patched "$RUN/traces/patched"
+	for d in $DIFF_DIRS; do
+		for s in $SEEDS; do
+			a=$RUN/traces/stock/seed-$s-${d##*/}.txt
+			b=$RUN/traces/patched/seed-$s-${d##*/}.txt
+			what="differential: seed $s on $d"
+			if ! grep -qs "^# rfp-diff: seed $s steps [0-9]* done\$" "$a"; then
+				echo "not ok - $what: the stock kernel's trace is missing or cut short ($a)"
+			elif ! grep -qs "^# rfp-diff: seed $s steps [0-9]* done\$" "$b"; then
+				echo "not ok - $what: the patched kernel's trace is missing or cut short ($b)"
+			elif cmp -s "$a" "$b"; then
+				echo "ok - $what matches stock"
+				continue
+			else
+				echo "not ok - $what differs from stock"
+			fi
+			rc=1
+			if [ -s "$a" ] && [ -s "$b" ]; then
+				{ diff -u --label "stock $a" --label "patched $b" "$a" "$b" || true; } |
+					head -n 40 | sed 's/^/# /'
+			fi
+		done
+	done
+	return "$rc"
+}

@@ -1,6 +1,23 @@
+# help: rfp-fuzz against the model, then trinity (CONFIG=debug)
 # make fuzz: rfp-fuzz against its model (FUZZ_CALLS calls, seeds 1 to 4),
 # then trinity for FUZZ_SECONDS, on the debug kernel.  trinity is the
 # host's Debian package: x86_64 only.
+
+# Trinity, Debian's, dynamically linked: its libraries go in an archive of
+# their own, TRINITY_CPIO.
+trinity_cpio() {
+	local f
+	command -v trinity >/dev/null || die "trinity is not installed (make deps)"
+	TRINITY_CPIO=$US/trinity.cpio
+	{
+		echo "/usr/bin/trinity $(command -v trinity)"
+		for f in $(ldd "$(command -v trinity)" | grep -o '/[^ ]*'); do
+			echo "$f $f"
+		done
+	} | bash "$TOP/scripts/cpio.sh" "$TRINITY_CPIO" ||
+		die "cannot make $TRINITY_CPIO"
+}
+
 if [ "$ARCH" = x86_64 ]; then
 	needs trinity
 	trinity_cpio

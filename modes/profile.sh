@@ -1,3 +1,5 @@
+# help: where a scenario's instructions go, by function, and a
+# help: chart (SCENARIO=whole, DEPTH=6; CONFIG=profile kernels)
 # make profile SCENARIO=NAME: where the guest instructions of one rfp-bench
 # scenario go, function by function, on the stock and on the patched
 # kernel (CONFIG=profile: base.config with ftrace's function_graph), each
@@ -21,3 +23,22 @@ for k in stock patched; do
 	test_cmd rfp-profile "rfp-ktap profile $SCENARIO $DEPTH"
 done
 host_step report profile_report
+
+# The two kernels' profiles, side by side (scripts/profile-report.py).
+profile_report() {
+	local k out=$BENCH_OUT/profile-$SCENARIO
+	echo "1..1"
+	mkdir -p "$out"
+	for k in stock patched; do
+		mkdir -p "$out/$k"
+		for f in profile.txt profile-plain.txt profile-traced.txt; do
+			guest_file "profile-$k" "/$f" "$out/$k/$f" && continue
+			echo "not ok - no $f from the $k kernel"
+			return 1
+		done
+	done
+	python3 "$TOP/scripts/profile-report.py" "$SCENARIO" "$DEPTH" \
+		"$out/stock" "$out/patched" "$out" | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok - profile-report.py failed"; return 1; }
+	echo "ok - the profile above, also in $out"
+}

@@ -65,6 +65,7 @@ do_checkpatch() {
 	bash "$TOP/scripts/tree.sh" patched >/dev/null
 	CHECKPATCH_TREE=$KTREE
 	local p bad=0
+	echo "1..$(series | wc -l)"
 	for p in $(series); do
 		local types why
 		types=$(accepted "$PATCHES/$p" | cut -f1)

@@ -1,20 +1,34 @@
 #!/bin/bash
 # The driver.  Usage:
-#   run.sh MODE                  run modes/MODE.sh: check, stress, faults,
-#                                fuzz, diff
+#   run.sh MODE                  run modes/MODE.sh (make MODE)
 #   run.sh run [PROG [ARGS...]]  boot once, run PROG (default: the demo);
 #                                exit status: PROG's
 #   run.sh shell                 boot once, with a shell on this terminal
 #
-# A mode is a declaration (modes/*.sh): the guests to boot, each with its
-# kernel, config and boot.sh options and the test commands it runs, then
-# the steps that run on the host.  The driver builds what is out of date,
-# boots each guest with its tests in kselftest's runner.sh, runs the host
-# steps, and prints it all as one KTAP document (also in runs/MODE/ktap),
-# nested the way runner.sh nests: what a test prints goes behind "# ".
-# scripts/ktap.py judges it and prints the closing line.
+# A mode is one file, modes/MODE.sh: "# help:" lines for make help, then
+# a declaration in these words (defined below):
+#   needs NEED...            Debian packages beyond every target's
+#                            (scripts/deps.sh lists them), installed now
+#   guest NAME KERNEL CONFIG [boot.sh options...]
+#                            a boot, with the tests declared after it
+#   test_cmd NAME COMMAND    a test of that guest: a guest shell command
+#   host_step NAME FUNCTION  a step on the host after the boots: FUNCTION,
+#                            defined in the mode's file, prints TAP, its
+#                            plan ("1..N") first
+# and the variables of lib.sh (US, RUN, KTREE...) and config/arch/.  The
+# driver builds what is out of date, boots each guest with its tests in
+# kselftest's runner.sh, runs the host steps, and prints it all as one
+# KTAP document (also in runs/MODE/ktap), nested the way runner.sh nests:
+# what a test prints goes behind "# ".  scripts/ktap.py judges it and
+# prints the closing line.
 . "$(dirname "$0")/lib.sh"
-mode=${1:?usage: run.sh check|stress|faults|fuzz|diff|shell|run [PROG [ARGS...]]}
+# --qemu PATH: a stand-in for QEMU (scripts/selftest-harness.sh).
+QEMU_OPT=()
+if [ "${1:-}" = --qemu ]; then
+	QEMU_OPT=(--qemu "${2:?run.sh: --qemu wants a path}")
+	shift 2
+fi
+mode=${1:?usage: run.sh [--qemu PATH] MODE|shell|run [PROG [ARGS...]] (MODE: a name in modes/, or a file)}
 shift
 PROG=
 PROG_ARGS=()
@@ -27,7 +41,16 @@ elif [ $# -gt 0 ]; then
 fi
 case "$mode" in
 run | shell) ;;
-*) [ -f "$TOP/modes/$mode.sh" ] || die "no mode '$mode' (modes/: $(cd "$TOP/modes" && ls | sed 's/\.sh$//' | tr '\n' ' '))" ;;
+*/*)
+	# A mode of a file elsewhere (scripts/selftest-harness.sh).
+	[ -f "$mode" ] || die "no mode file '$mode'"
+	MODE_FILE=$(cd "$(dirname "$mode")" && pwd)/$(basename "$mode")
+	mode=$(basename "$mode" .sh)
+	;;
+*)
+	MODE_FILE=$TOP/modes/$mode.sh
+	[ -f "$MODE_FILE" ] || die "no mode '$mode' (modes/: $(cd "$TOP/modes" && ls | sed 's/\.sh$//' | tr '\n' ' '))"
+	;;
 esac
 # Numbers that the tools would read with atoi(): checked here, so that a
 # typo cannot make a run that does nothing and passes.
@@ -64,6 +87,7 @@ fi
 # What every target needs; a mode adds its own (needs, below).
 bash "$TOP/scripts/deps.sh"
 user_boot_opts
+BOOT_OPTS+=(${QEMU_OPT[@]+"${QEMU_OPT[@]}"})
 
 # The guest's user space (scripts/userspace.sh), built for what the mode
 # needs: again only when a later 'needs' asked for more.
@@ -145,8 +169,18 @@ needs() { # NEED...: Debian packages and programs the mode needs besides
 	case " $* " in *" shim "*) export SHIM=1 ;; esac
 }
 
-. "$TOP/scripts/steps.sh"
-. "$TOP/modes/$mode.sh"
+# Copy PATH (a file or a directory) out of GUEST's ext4 image into DEST.
+guest_file() { # GUEST PATH DEST
+	rm -rf "$3" "$3.dump"
+	mkdir -p "$3.dump"
+	debugfs -R "rdump $2 $3.dump" "$RUN/$1/disk.img" >/dev/null 2>&1 || true
+	mv "$3.dump/${2##*/}" "$3" 2>/dev/null
+	local rc=$?
+	rm -rf "$3.dump"
+	return $rc
+}
+
+. "$MODE_FILE"
 user_space
 
 # Every kernel the guests need.
@@ -201,16 +235,19 @@ JOB
 	fi
 }
 
-# Run host step FUNCTION: its result lines behind "# ", with their plan.
+# Run host step FUNCTION: what it prints, its plan ("1..N") and its
+# result lines, behind "# ".  A step must print its plan: scripts/ktap.py
+# then fails one that printed fewer results.
 run_host() { # N NAME FUNCTION
 	local rc=0
 	echo "==> host step $2" >&2
 	"$3" >"$RUN/$2.tap" 2>&1 || rc=$?
 	echo "# $2"
 	echo "# TAP version 13"
-	echo "# 1..$(grep -cE '^(not )?ok\b' "$RUN/$2.tap" || true)"
 	sed 's/^/# /' "$RUN/$2.tap"
-	if [ "$rc" = 0 ]; then
+	if ! grep -qE '^1\.\.[0-9]+' "$RUN/$2.tap"; then
+		echo "not ok $1 $2 # the step printed no plan"
+	elif [ "$rc" = 0 ]; then
 		echo "ok $1 $2"
 	else
 		echo "not ok $1 $2 # exit status $rc"

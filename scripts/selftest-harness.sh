@@ -9,13 +9,21 @@
 #    fewer results than its plan, when fault injection cannot be set up
 #    (CONFIG=debug: that case alone), when the kernel panicked, and when
 #    the guest hung past its timeout;
+#  - the verdict: scripts/ktap.py on nested KTAP documents
+#    (scripts/ktap_test.py), and the whole driver with a QEMU stand-in,
+#    on a run that passes and one that fails in four ways;
+#  - the job's last line is shown when the guest ends right after it;
 #  - make profile's report takes the tracer's cost out, and refuses a
 #    trace whose buffer filled;
 #  - an unknown TREE is refused with the list of trees, and a download of
 #    7.3's source that fails says what failed and what to do.
 #
 # Runs with the kernel of KERNEL/CONFIG; its files are in runs/harness.
+# Prints its plan (the cases below: BASE_CASES with CONFIG=base, the one
+# of fault injection with CONFIG=debug) and exits non-zero when a case
+# failed.
 . "$(dirname "$0")/lib.sh"
+BASE_CASES=17
 check_kernel_var
 
 dir=$RUNS/harness
@@ -23,9 +31,20 @@ rm -rf "$dir"
 mkdir -p "$dir"
 user_boot_opts
 
+# Its plan first, its exit status non-zero when a case failed.
+if [ "$CONFIG" = base ]; then
+	echo "1..$BASE_CASES"
+elif [ "$CONFIG" = debug ]; then
+	echo "1..1"
+else
+	echo "1..0 # SKIP nothing of the harness depends on CONFIG=$CONFIG"
+	exit 0
+fi
+failed=0
 ok() { echo "ok - harness: $*"; }
 not_ok() { # what log
 	echo "not ok - harness: $1"
+	failed=1
 	[ -z "${2:-}" ] || tail -n 5 "$2" | sed 's/^/#   /'
 }
 
@@ -66,7 +85,7 @@ if [ "$CONFIG" = debug ]; then
 	verdict_fails "fault injection that cannot be set up" \
 		"rfp-faults on /dev/shm (exit status 1)" "$dir/faults-no-debugfs.job"
 fi
-[ "$CONFIG" = base ] || exit 0
+[ "$CONFIG" = base ] || exit "$failed"
 
 # Small static programs: one exits with its argument, one breaks its plan.
 cat >"$dir/exit-with.c" <<'C'
@@ -171,6 +190,120 @@ else
 	not_ok "a guest that hangs: boot status $BOOT_RC" "$dir/hang.log"
 fi
 
+# 4. The verdict: ktap.py on KTAP documents nested as make check nests
+# them (scripts/ktap_test.py, no QEMU), then the whole driver, run.sh,
+# with a QEMU stand-in that plays the guest's runner.sh: the tests it
+# finds in its initramfs, each as its command says (": fake NAME ok",
+# "fail" or "missing": no result line).
+if python3 "$TOP/scripts/ktap_test.py" >"$dir/ktap_test.log" 2>&1; then
+	ok "the verdict's own tests: $(grep -E '^Ran [0-9]+ tests' "$dir/ktap_test.log")"
+else
+	not_ok "the verdict's own tests (scripts/ktap_test.py)" "$dir/ktap_test.log"
+fi
+cat >"$dir/qemu-runner" <<'FAKE'
+#!/bin/bash
+serials=() initrd=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-serial) serials+=("${2#file:}"); shift 2 ;;
+	-initrd) initrd=$2; shift 2 ;;
+	*) shift ;;
+	esac
+done
+mapfile -t tests < <(grep -ao ': fake [a-z0-9-]* [a-z]*' "$initrd")
+{
+	echo "TAP version 13"
+	echo "1..${#tests[@]}"
+	n=0
+	for t in "${tests[@]}"; do
+		read -r _ _ name verdict <<<"$t"
+		n=$((n + 1))
+		echo "# selftests: fake: $name"
+		case $verdict in
+		ok) echo "ok $n selftests: fake: $name" ;;
+		fail) echo "not ok $n selftests: fake: $name # exit=1" ;;
+		esac
+	done
+} >"${serials[1]}"
+echo 0 >"${serials[2]}"
+FAKE
+chmod +x "$dir/qemu-runner"
+driver_case() { # NAME: run modes file $dir/NAME.sh under the stand-in
+	local rc=0
+	ACCEL=tcg bash "$TOP/scripts/run.sh" --qemu "$dir/qemu-runner" "$dir/$1.sh" \
+		>"$dir/$1.log" 2>&1 || rc=$?
+	DRIVER_RC=$rc
+	DRIVER_LAST=$(tail -n 1 "$dir/$1.log")
+}
+cat >"$dir/driver-good.sh" <<'MODE'
+guest one "$KERNEL" "$CONFIG"
+test_cmd a ": fake a ok"
+test_cmd b ": fake b ok"
+tally() { echo "1..1"; echo "ok - tallied"; }
+host_step tally tally
+MODE
+driver_case driver-good
+if [ "$DRIVER_RC" = 0 ] && [ "$DRIVER_LAST" = "3 passed, 0 failed, 0 skipped" ]; then
+	ok "the driver passes a run that passes: $DRIVER_LAST"
+else
+	not_ok "the driver on a run that passes: status $DRIVER_RC, '$DRIVER_LAST'" "$dir/driver-good.log"
+fi
+# A failing test, a test binary gone before its result, a host step short
+# of its plan and one with no plan: each must be named.
+cat >"$dir/driver-bad.sh" <<'MODE'
+guest one "$KERNEL" "$CONFIG"
+test_cmd a ": fake a ok"
+test_cmd b ": fake b fail"
+test_cmd c ": fake c missing"
+short() { echo "1..2"; echo "ok - the first of two"; }
+host_step short short
+planless() { echo "ok - a result without a plan"; }
+host_step planless planless
+MODE
+driver_case driver-bad
+missed=
+for why in "one: selftests: fake: b: not ok" "one: planned 3 tests and reported 2" \
+	"short: planned 2 tests and reported 1" "planless: not ok # the step printed no plan"; do
+	grep -qF "$why" "$dir/driver-bad.log" || missed+=" '$why'"
+done
+if [ "$DRIVER_RC" != 0 ] && [ -z "$missed" ]; then
+	ok "the driver fails a failing test, a short plan, a short host step and one without a plan"
+else
+	not_ok "the driver on a failing run: status $DRIVER_RC, not said:$missed" "$dir/driver-bad.log"
+fi
+
+# 5. The job's last line reaches the terminal, also when the guest ends
+# right after writing it: a stand-in that writes 300 lines, then the last
+# one and its exit status together, and exits.
+cat >"$dir/qemu-last-line" <<'FAKE'
+#!/bin/bash
+serials=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-serial) serials+=("${2#file:}"); shift 2 ;;
+	*) shift ;;
+	esac
+done
+for i in $(seq 1 300); do echo "line $i"; done >>"${serials[1]}"
+sleep 1
+echo "the last line" >>"${serials[1]}"
+echo 0 >"${serials[2]}"
+FAKE
+chmod +x "$dir/qemu-last-line"
+echo : >"$dir/last-line.job"
+last_ok=0
+for i in 1 2 3 4 5; do
+	bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$dir/last-line" --qemu "$dir/qemu-last-line" \
+		--accel tcg --timeout 60 "$dir/last-line.job" >"$dir/last-line.log" 2>&1 || break
+	[ "$(grep -B1 '^==> guest finished' "$dir/last-line.log" | head -n 1)" = "the last line" ] || break
+	last_ok=$i
+done
+if [ "$last_ok" = 5 ]; then
+	ok "the job's last line is shown, right before the guest's end (5 runs of 5)"
+else
+	not_ok "the job's last line was lost in run $((last_ok + 1)) of 5" "$dir/last-line.log"
+fi
+
 # make profile's arithmetic, on a trace of two calls made by hand: a
 # 3000-instruction call whose one hooked callee shows 800, the scenario
 # 1000 untraced and 3800 traced, so the tracer costs k = 1400 a hooked
@@ -224,3 +357,4 @@ elif grep -q "linux-source-7.3 comes from trixie-backports at file:$dir/no-mirro
 else
 	not_ok "a failed download of 7.3's source: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
 fi
+exit "$failed"

@@ -1,11 +1,13 @@
 #!/bin/bash
 # tools/testing/vma, the kernel's userland tests of mm/vma.c, built from
-# the patched tree (or the tree given) and run on the host; one TAP line.
+# the patched tree (or the tree given) and run on the host; a plan of one
+# TAP line.
 # Usage: vma-tests.sh [DIR]
 . "$(dirname "$0")/lib.sh"
 
 dir=${1:-$KTREE}/tools/testing/vma
 [ -d "$dir" ] || die "no $dir: run 'make tree' first"
+echo "1..1"
 log=$(mktemp)
 trap 'rm -f "$log"; make -s -C "$dir" clean >/dev/null 2>&1 || true' EXIT
 if ! make -s -C "$dir" >"$log" 2>&1; then
