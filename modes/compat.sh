@@ -46,6 +46,21 @@ cat /tmp/out
 grep -q 'remap .*nanosecs per page remap' /tmp/out || { echo '# stress-ng made no remap'; exit 1; }
 exit \$rc"
 	fi
+	# trinity, Debian's fuzzer, on remap_file_pages() and the mappings it
+	# works on, a fixed number of calls with seed 1: the shim under a
+	# program that forks children, installs a handler for every signal
+	# and makes its calls with syscall().  Its verdict: it made them all
+	# and ended well.  The vmstat counter says how many the kernel refused
+	# (and the shim took).
+	if [[ " ${COMPAT_PEERS[*]-} " == *" trinity "* ]]; then
+		test_cmd compat-trinity "cd /tmp
+timeout 600 /compat/rfp-compat -q /compat/trinity -s 1 --dangerous --disable-fds=sockets -q -l off \\
+	-C 2 -N 2000 -c remap_file_pages -c mmap -c munmap >/tmp/out 2>&1
+rc=\$?
+tail -n 5 /tmp/out | sed 's/^/# /'
+grep remap_file_pages /proc/vmstat | sed 's/^/# /'
+exit \$rc"
+	fi
 	for d in /dev/shm /mnt/disk; do
 		test_cmd "compat-stress-${d##*/}" \
 			"/compat/rfp-compat -q /compat/rfp-stress -d $d -s ${STRESS_SECONDS:-10} -p $STRESS_PROCS -t $STRESS_THREADS"

@@ -45,4 +45,4 @@ PACKAGES_32=(gcc-12-multilib linux-libc-dev:i386)
 # (dynamically linked), so only where the guest runs the host's programs.
 # Each is a Debian package of that name, installed by the modes that
 # need the shim.
-COMPAT_PEERS=(stress-ng)
+COMPAT_PEERS=(stress-ng trinity)
