@@ -1,5 +1,5 @@
 # help: rfp-compat's tests, with the syscall refused (make check too)
-# make compat: rfp-compat (compat/) where the kernel refuses the syscall:
+# make compat: rfp-compat (shim/) where the kernel refuses the syscall:
 # the patched kernel booted with vm.remap_file_pages=0, and the kernel
 # built without CONFIG_REMAP_FILE_PAGES.  Under the shim: its own test,
 # the series' kselftest (dynamically linked; 64- and 32-bit where ARCH's

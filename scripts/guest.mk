@@ -25,12 +25,12 @@ $(US)/bin/%: $(TOP)/bench/%.c $(TOOL_H)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(US)/bin/%: $(TOP)/stress/%.c $(TOP)/stress/sigbus-read.h \
-		$(TOP)/stress/xorshift.h $(TOOL_H)
+$(US)/bin/%: $(TOP)/tools/%.c $(TOP)/tools/sigbus-read.h \
+		$(TOP)/tools/xorshift.h $(TOOL_H)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -pthread -o $@ $<
 
-# rfp-compat (compat/): the shim, its launcher and what runs under it, all
+# rfp-compat (shim/): the shim, its launcher and what runs under it, all
 # dynamically linked (PEERS: the host's programs of COMPAT_PEERS, in
 # /compat by their names), with the libraries they load, in compat.cpio; the
 # guests that refuse the syscall add it.  Where the kernel runs programs
@@ -46,37 +46,37 @@ COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
 	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench $(PEERS) \
 	$(DYN_SELFTESTS)
 
-$(COMPAT)/rfp-compat: $(TOP)/compat/rfp-compat.c
+$(COMPAT)/rfp-compat: $(TOP)/shim/rfp-compat.c
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
-SHIM_SRCS := $(wildcard $(TOP)/compat/shim-*.c)
+SHIM_SRCS := $(wildcard $(TOP)/shim/shim-*.c)
 
-$(COMPAT)/librfp-compat.so: $(SHIM_SRCS) $(TOP)/compat/shim.h
+$(COMPAT)/librfp-compat.so: $(SHIM_SRCS) $(TOP)/shim/shim.h
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(SHIM_CFLAGS) -o $@ $(SHIM_SRCS)
 
-$(COMPAT)/librfp-compat32.so: $(SHIM_SRCS) $(TOP)/compat/shim.h
+$(COMPAT)/librfp-compat32.so: $(SHIM_SRCS) $(TOP)/shim/shim.h
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
 	$(CC32) $(SHIM_CFLAGS) -o $@ $(SHIM_SRCS)
 
 # A library whose constructor runs before the shim's (rfp-compat-test).
-$(COMPAT)/librfp-compat-early.so: $(TOP)/compat/rfp-compat-early.c
+$(COMPAT)/librfp-compat-early.so: $(TOP)/shim/rfp-compat-early.c
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
-$(COMPAT)/rfp-compat-test: $(TOP)/compat/rfp-compat-test.c $(TOOL_H) \
+$(COMPAT)/rfp-compat-test: $(TOP)/shim/rfp-compat-test.c $(TOOL_H) \
 		$(KTREE)/tools/testing/selftests/kselftest_harness.h
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@)"
 	$(CC) -O2 -Wall -pthread -I$(KTREE)/tools/testing/selftests -I$(TOP)/lib -o $@ $<
 
-$(COMPAT)/rfp-stress: $(TOP)/stress/rfp-stress.c $(TOP)/stress/sigbus-read.h \
-		$(TOP)/stress/xorshift.h $(TOOL_H)
+$(COMPAT)/rfp-stress: $(TOP)/tools/rfp-stress.c $(TOP)/tools/sigbus-read.h \
+		$(TOP)/tools/xorshift.h $(TOOL_H)
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@) (dynamic)"
 	$(CC) -O2 -Wall -Wextra -I$(TOP)/lib -pthread -o $@ $<
