@@ -42,6 +42,8 @@ SETTINGS := TREE ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM S
 	FORCE JOBS REPEATS SCENARIO DEPTH BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
 	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS
 export $(SETTINGS)
+# The list itself, for the scripts (scripts/lib.sh checks each is set).
+export RFP_SETTINGS := $(SETTINGS)
 
 S := scripts
 MODES := $(sort $(basename $(notdir $(wildcard modes/*.sh))))
@@ -75,6 +77,7 @@ help:
 # The settings, one NAME=value a line, as they are, for ./rfp.
 env:
 	@$(foreach v,$(SETTINGS),printf '%s=%s\n' '$(v)' '$(subst ','\'',$($(v)))';)
+	@echo 'RFP_SETTINGS=$(SETTINGS)'
 
 deps:
 	@bash $(S)/deps.sh all

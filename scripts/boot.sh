@@ -8,12 +8,13 @@
 #                    for ARCH: config/arch/ARCH.sh says how to boot it
 #   --run DIR        where the run's files and logs go
 #   --cpio FILE      one more initramfs archive (repeatable)
-#   --append ARGS    more kernel command line
-#   --timeout S      the guest is stopped after S seconds (default 900)
-#   --accel A        kvm, tcg, or auto: KVM if a probe boot works (default)
+#   --append ARGS    more kernel command line, after BOOTARGS
+#   --timeout S      the guest is stopped after S seconds (default: TIMEOUT)
+#   --accel A        kvm, tcg, or auto: KVM if a probe boot works
+#                    (default: ACCEL)
 #   --icount         -icount shift=0,sleep=off (TCG): the guest clock
-#                    counts guest instructions
-#   --mem SIZE, --smp N                     (default 2G, 2)
+#                    counts guest instructions (default: ICOUNT=1)
+#   --mem SIZE, --smp N                     (default: MEM, SMP)
 #   --qemu BIN       the QEMU to run (default: ARCH's)
 #   --kvm-dev PATH   the KVM device to probe (default /dev/kvm)
 #   --accel-cache F  where the probe's answer is kept (default
@@ -27,20 +28,21 @@
 # before the job did (then the kernel log's tail is printed).
 . "$(dirname "$0")/lib.sh"
 
-OBJ= RUN= APPEND_MORE= TIMEOUT_S=900 ACCEL_WANT=auto ICOUNT_ON=0 MEM_SZ=2G
-NCPU=2 QEMU_BIN=$QEMU_SYSTEM KVM_DEV=/dev/kvm ACCEL_CACHE=$RFP_CACHE/accel-$ARCH
+# The settings (TIMEOUT, ACCEL, ICOUNT, MEM, SMP, BOOTARGS: the Makefile's,
+# checked by lib.sh) are this boot's unless an option says otherwise.
+OBJ= RUN= QEMU_BIN=$QEMU_SYSTEM KVM_DEV=/dev/kvm ACCEL_CACHE=$RFP_CACHE/accel-$ARCH
 CPIOS=() SHELL_MODE=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--obj) OBJ=$2; shift 2 ;;
 	--run) RUN=$2; shift 2 ;;
 	--cpio) CPIOS+=("$2"); shift 2 ;;
-	--append) APPEND_MORE="$APPEND_MORE $2"; shift 2 ;;
-	--timeout) TIMEOUT_S=$2; shift 2 ;;
-	--accel) ACCEL_WANT=$2; shift 2 ;;
-	--icount) ICOUNT_ON=1; shift ;;
-	--mem) MEM_SZ=$2; shift 2 ;;
-	--smp) NCPU=$2; shift 2 ;;
+	--append) BOOTARGS="$BOOTARGS $2"; shift 2 ;;
+	--timeout) TIMEOUT=$2; shift 2 ;;
+	--accel) ACCEL=$2; shift 2 ;;
+	--icount) ICOUNT=1; shift ;;
+	--mem) MEM=$2; shift 2 ;;
+	--smp) SMP=$2; shift 2 ;;
 	--qemu) QEMU_BIN=$2; shift 2 ;;
 	--kvm-dev) KVM_DEV=$2; shift 2 ;;
 	--accel-cache) ACCEL_CACHE=$2; shift 2 ;;
@@ -51,8 +53,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$OBJ" ] && [ -n "$RUN" ] || die "usage: boot.sh --obj KBUILD_DIR --run DIR [options] JOB [PROG] (or --shell)"
-case "$TIMEOUT_S" in '' | *[!0-9]*) die "--timeout wants seconds (got '$TIMEOUT_S')" ;; esac
-case "$ACCEL_WANT" in auto | kvm | tcg) ;; *) die "--accel: use kvm, tcg or auto (got '$ACCEL_WANT')" ;; esac
+case "$TIMEOUT" in '' | *[!0-9]*) die "TIMEOUT (--timeout) wants seconds (got '$TIMEOUT')" ;; esac
+case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL (--accel): use kvm, tcg or auto (got '$ACCEL')" ;; esac
 KERNEL_IMAGE=$OBJ/$KIMAGE
 [ -f "$KERNEL_IMAGE" ] || die "no kernel at $KERNEL_IMAGE: build it first (make kernel ARCH=$ARCH)"
 [ -f "$US/base.cpio" ] || die "no initramfs at $US/base.cpio (scripts/userspace.sh)"
@@ -84,11 +86,11 @@ qemu_cmd() { # dir accel-args...
 	local dir=$1
 	shift
 	QEMU=("$QEMU_BIN" ${QEMU_MACHINE[@]+"${QEMU_MACHINE[@]}"} "$@"
-		-smp "$NCPU" -m "$MEM_SZ" -nodefaults
+		-smp "$SMP" -m "$MEM" -nodefaults
 		-display none -no-reboot -kernel "$KERNEL_IMAGE" -initrd "$dir/initrd.cpio"
 		-drive "file=$dir/disk.img,if=none,id=disk,format=raw"
 		-device "$QEMU_DISK,drive=disk")
-	[ "$ICOUNT_ON" = 0 ] || QEMU+=(-icount shift=0,sleep=off)
+	[ "$ICOUNT" != 1 ] || QEMU+=(-icount shift=0,sleep=off)
 }
 serial_files() { # dir
 	qemu_ports "$1/console.log" "$1/out.log" "$1/status"
@@ -98,22 +100,22 @@ serial_files() { # dir
 # /init writes the job's output and exit status where rfp.out= and
 # rfp.status= say.
 PORTS_ARGS="rfp.out=$GUEST_OUT rfp.status=$GUEST_STATUS"
-APPEND="console=$CONSOLE loglevel=7 panic=-1 oops=panic $PORTS_ARGS$APPEND_MORE"
+APPEND="console=$CONSOLE loglevel=7 panic=-1 oops=panic $PORTS_ARGS${BOOTARGS:+ $BOOTARGS}"
 
 # KVM when it really works: a writable device is not enough here (guests
 # abort or hang), so boot a job that only exits, in a directory of its
 # own, and look for its exit status.  The answer is kept in ACCEL_CACHE.
 choose_accel() {
 	local probe=$RUN/kvm-probe
-	ACCEL=$ACCEL_WANT
+	ACCEL_USED=$ACCEL
 	if [ "$ACCEL" != auto ]; then
 		:
-	elif [ "$ICOUNT_ON" = 1 ]; then
-		ACCEL=tcg	# -icount is a TCG feature
+	elif [ "$ICOUNT" = 1 ]; then
+		ACCEL_USED=tcg	# -icount is a TCG feature
 	elif [ -f "$ACCEL_CACHE" ]; then
-		ACCEL=$(cat "$ACCEL_CACHE")
+		ACCEL_USED=$(cat "$ACCEL_CACHE")
 	elif [ "$(uname -m)" != "$KVM_HOST" ] || [ ! -w "$KVM_DEV" ]; then
-		ACCEL=tcg
+		ACCEL_USED=tcg
 		echo tcg >"$ACCEL_CACHE"
 	else
 		step "probing KVM (a guest that aborts or hangs means TCG)"
@@ -124,21 +126,21 @@ choose_accel() {
 		make_disk "$probe"
 		qemu_cmd "$probe" -accel kvm -cpu host
 		serial_files "$probe"
-		ACCEL=tcg
+		ACCEL_USED=tcg
 		# In a subshell of its own, whose report of a QEMU that aborts
 		# ("Aborted ...") goes to the log with QEMU's words.
 		if (timeout -k 5 30 "${QEMU[@]}" -append "$APPEND" "${SERIALS[@]}"; exit $?) \
 			>"$probe/qemu.log" 2>&1 && [ "$(tr -d '\r\n' <"$probe/status")" = 0 ]; then
-			ACCEL=kvm
+			ACCEL_USED=kvm
 		fi
-		note "using $ACCEL ($(head -c 200 "$probe/qemu.log" | tr '\n' ' '))"
-		echo "$ACCEL" >"$ACCEL_CACHE"
+		note "using $ACCEL_USED ($(head -c 200 "$probe/qemu.log" | tr '\n' ' '))"
+		echo "$ACCEL_USED" >"$ACCEL_CACHE"
 		step_done
 	fi
-	case "$ACCEL" in
+	case "$ACCEL_USED" in
 	kvm) ACCEL_ARGS=(-accel kvm -cpu host) ;;
 	tcg) ACCEL_ARGS=(-accel tcg -cpu "$QEMU_CPU") ;;
-	*) die "$ACCEL_CACHE says '$ACCEL': delete it to probe again" ;;
+	*) die "$ACCEL_CACHE says '$ACCEL_USED': delete it to probe again" ;;
 	esac
 }
 
@@ -156,8 +158,8 @@ if [ "$SHELL_MODE" = 1 ]; then
 	make_initrd "$RUN" "$RUN/shell.job"
 	make_disk "$RUN"
 	qemu_cmd "$RUN" "${ACCEL_ARGS[@]}"
-	echo "==> booting $OBJ ($ACCEL) with a shell on this terminal"
-	exec "${QEMU[@]}" -append "console=$CONSOLE quiet panic=-1 rfp.shell$APPEND_MORE" \
+	echo "==> booting $OBJ ($ACCEL_USED) with a shell on this terminal"
+	exec "${QEMU[@]}" -append "console=$CONSOLE quiet panic=-1 rfp.shell${BOOTARGS:+ $BOOTARGS}" \
 		-serial mon:stdio
 fi
 
@@ -168,12 +170,12 @@ make_disk "$RUN"
 qemu_cmd "$RUN" "${ACCEL_ARGS[@]}"
 serial_files "$RUN"
 
-echo "==> booting ${OBJ##*/} in QEMU ($ACCEL$([ "$ICOUNT_ON" = 0 ] || echo ', icount'); timeout ${TIMEOUT_S}s; logs in $RUN)"
+echo "==> booting ${OBJ##*/} in QEMU ($ACCEL_USED$([ "$ICOUNT" != 1 ] || echo ', icount'); timeout ${TIMEOUT}s; logs in $RUN)"
 : >"$RUN/out.log"
 : >"$RUN/console.log"
 : >"$RUN/status"
 t0=$(date +%s)
-timeout -k 10 "$TIMEOUT_S" "${QEMU[@]}" -append "$APPEND" "${SERIALS[@]}" \
+timeout -k 10 "$TIMEOUT" "${QEMU[@]}" -append "$APPEND" "${SERIALS[@]}" \
 	>"$RUN/qemu.log" 2>&1 &
 qpid=$!
 # Show the job's output as it comes, without the \r.
@@ -197,7 +199,7 @@ if [ -n "$reports" ]; then
 	echo "$reports" >&2
 	fail "the kernel reported a problem (see $RUN/console.log)"
 fi
-{ [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; } && fail "the guest did not finish in ${TIMEOUT_S}s (TIMEOUT=)"
+{ [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; } && fail "the guest did not finish in ${TIMEOUT}s (TIMEOUT=)"
 case "$rc" in
 '') fail "the guest ended (qemu exit $qrc) before the job finished" ;;
 *[!0-9]*) fail "the guest's exit status port says '$rc'" ;;

@@ -5,11 +5,14 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# The settings are the Makefile's: the scripts run through make or ./rfp,
-# which pass them all (make help lists them).
-for v in TREE ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS FORCE \
-	JOBS REPEATS BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
-	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS; do
+# The settings are the Makefile's, and so is their list (RFP_SETTINGS):
+# the scripts run through make or ./rfp, which pass them all (make help
+# lists them).
+[ -n "${RFP_SETTINGS:-}" ] || {
+	echo "error: the settings are not set: run this through make or ./rfp" >&2
+	exit 1
+}
+for v in $RFP_SETTINGS; do
 	[ -n "${!v+set}" ] || {
 		echo "error: $v is not set: run this through make or ./rfp" >&2
 		exit 1
@@ -128,14 +131,6 @@ check_kernel_var() {
 # The build directory of a kernel: kernel_obj KERNEL CONFIG.
 kernel_obj() {
 	echo "$TC/build/$ARCH/$1-$2"
-}
-
-# The boot.sh options that the user's settings ask for (make help lists
-# them): ACCEL, ICOUNT, TIMEOUT, MEM, SMP, BOOTARGS.  Into BOOT_OPTS.
-user_boot_opts() {
-	BOOT_OPTS=(--accel "$ACCEL" --timeout "$TIMEOUT" --mem "$MEM" --smp "$SMP")
-	[ "$ICOUNT" != 1 ] || BOOT_OPTS+=(--icount)
-	[ -z "$BOOTARGS" ] || BOOT_OPTS+=(--append "$BOOTARGS")
 }
 
 # make in DIR's tools/testing/selftests/mm, the way its Makefile builds

@@ -98,9 +98,8 @@ bisect_test() { # dir step
 			>"$run/build.log" 2>&1 ||
 			{ tail -20 "$run/build.log"; die "the kselftest does not build after $2"; }
 		printf 'cd /mnt/disk\n/prog\n' >"$run/job"
-		user_boot_opts
 		bash "$TOP/scripts/boot.sh" --obj "$TC/build/$ARCH/bisect" \
-			--run "$run" "${BOOT_OPTS[@]}" \
+			--run "$run" \
 			"$run/job" "$run/$t" >"$run/out.txt" 2>&1 ||
 			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
 		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"

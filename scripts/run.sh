@@ -86,8 +86,7 @@ fi
 
 # What every target needs; a mode adds its own (needs, below).
 bash "$TOP/scripts/deps.sh"
-user_boot_opts
-BOOT_OPTS+=(${QEMU_OPT[@]+"${QEMU_OPT[@]}"})
+BOOT_OPTS=(${QEMU_OPT[@]+"${QEMU_OPT[@]}"})
 
 # The guest's user space (scripts/userspace.sh), built for what the mode
 # needs: again only when a later 'needs' asked for more.

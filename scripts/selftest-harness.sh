@@ -29,7 +29,6 @@ check_kernel_var
 dir=$RUNS/harness
 rm -rf "$dir"
 mkdir -p "$dir"
-user_boot_opts
 
 # Its plan first, its exit status non-zero when a case failed.
 if [ "$CONFIG" = base ]; then
@@ -55,7 +54,7 @@ boot_case() {
 	shift 2
 	BOOT_RC=0
 	bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$dir/run-$name" \
-		"${BOOT_OPTS[@]}" --timeout "$timeout" "$@" >"$dir/$name.log" 2>&1 ||
+		--timeout "$timeout" "$@" >"$dir/$name.log" 2>&1 ||
 		BOOT_RC=$?
 }
 
