@@ -10,10 +10,8 @@ case "$SCENARIO" in
 '' | *[!a-z0-9-]*)
 	die "make profile needs SCENARIO=NAME, an rfp-bench scenario (README, \"make bench\"; got '$SCENARIO')" ;;
 esac
-# function_graph on a 32-bit x86 kernel needs one not built for size,
-# which tinyconfig's are: its instructions would not be make bench's.
-[ "$ARCH" != i386 ] ||
-	die "make profile: no function_graph tracer on i386 (x86_32 has it only in kernels not built for size); use ARCH=x86_64 or arm64"
+[ "$FUNCTION_GRAPH" = 1 ] ||
+	die "make profile: no function_graph tracer for ARCH=$ARCH (config/arch/$ARCH.sh says why)"
 case "$DEPTH" in
 [1-9]) ;;
 *) die "DEPTH must be a number from 1 to 9 (got '$DEPTH')" ;;

@@ -2,27 +2,25 @@
 # elf-libs.sh FILE...: the dynamic loader and the libraries that the ELF
 # programs and libraries FILE... load, one "GUEST-PATH HOST-PATH" a line,
 # without running them (ldd runs the loader, and this host's kernel may
-# run neither 32-bit nor foreign programs).  Looked up where Debian puts
-# them, by ELF machine and class: the host's own libraries (x86) keep
-# their paths in the guest; a cross toolchain's (arm64, armhf) go to
-# /lib/TRIPLET, where Debian's loader looks, and the loader to its own
-# path.
-set -euo pipefail
+# run neither 32-bit nor foreign programs).  Looked up where ARCH's file
+# says (USER_LIBS_64, USER_LIBS_32, by ELF class): the host's own
+# libraries keep their paths in the guest; a cross toolchain's (with a
+# USER_SYSROOT_*) go to /lib/TRIPLET, where Debian's loader looks, and the
+# loader to its own path.
+. "$(dirname "$0")/lib.sh"
 declare -A seen=()
 
-# LIBDIRS and SYSROOT for ELF file F.
+# LIBDIRS and SYSROOT for ELF file F: ARCH's of its word size
+# (config/arch/ARCH.sh).
 lib_dirs() { # F
-	local hdr machine
-	hdr=$(readelf -h "$1")
-	machine=$(sed -n 's/^ *Machine: *//p' <<<"$hdr")
-	SYSROOT=
-	case "$machine" in
-	*X86-64*) LIBDIRS=(/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64) ;;
-	*80386*) LIBDIRS=(/lib32 /usr/lib32 /lib/i386-linux-gnu /usr/lib/i386-linux-gnu) ;;
-	*AArch64*) SYSROOT=/usr/aarch64-linux-gnu LIBDIRS=("$SYSROOT/lib") ;;
-	ARM) SYSROOT=/usr/arm-linux-gnueabihf LIBDIRS=("$SYSROOT/lib") ;;
-	*) echo "elf-libs.sh: $1: no library directories for machine '$machine'" >&2; exit 1 ;;
+	local class
+	class=$(readelf -h "$1" | sed -n 's/^ *Class: *ELF//p')
+	case "$class" in
+	64) SYSROOT=$USER_SYSROOT_64 LIBDIRS=(${USER_LIBS_64[@]+"${USER_LIBS_64[@]}"}) ;;
+	32) SYSROOT=$USER_SYSROOT_32 LIBDIRS=(${USER_LIBS_32[@]+"${USER_LIBS_32[@]}"}) ;;
+	*) die "elf-libs.sh: $1: not an ELF file" ;;
 	esac
+	[ ${#LIBDIRS[@]} -gt 0 ] || die "elf-libs.sh: $1: config/arch/$ARCH.sh has no USER_LIBS_$class"
 }
 
 walk() { # FILE
@@ -41,7 +39,7 @@ walk() { # FILE
 		for d in "${LIBDIRS[@]}"; do
 			[ -e "$d/$lib" ] && { found=$d/$lib; break; }
 		done
-		[ -n "$found" ] || { echo "elf-libs.sh: $f needs $lib, not found" >&2; exit 1; }
+		[ -n "$found" ] || die "elf-libs.sh: $f needs $lib, not found in ${LIBDIRS[*]}"
 		[ -z "${seen[$found]:-}" ] || continue
 		seen[$found]=1
 		if [ -n "$SYSROOT" ]; then

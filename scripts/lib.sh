@@ -29,6 +29,21 @@ unset v
 	}
 # shellcheck source=../config/arch/x86_64.sh
 . "$TOP/config/arch/$ARCH.sh"
+# Everything an architecture's file must set (x86_64.sh says what each is).
+for v in KARCH CROSS_COMPILE KIMAGE QEMU_SYSTEM QEMU_MACHINE QEMU_CPU KVM_HOST \
+	QEMU_DISK CONSOLE GUEST_OUT GUEST_STATUS USER_CC64 USER_CC32 SELFTEST_ARCH \
+	SELFTEST_ARCH32 BUSYBOX_ARCH USER_SYSROOT_64 USER_LIBS_64 USER_SYSROOT_32 \
+	USER_LIBS_32 PACKAGES PACKAGES_32 COMPAT_PEERS NATIVE FUNCTION_GRAPH; do
+	declare -p "$v" >/dev/null 2>&1 || {
+		echo "error: config/arch/$ARCH.sh does not set $v" >&2
+		exit 1
+	}
+done
+declare -F qemu_ports >/dev/null || {
+	echo "error: config/arch/$ARCH.sh does not define qemu_ports()" >&2
+	exit 1
+}
+unset v
 
 # The kernel tree: config/tree/$TREE.sh names its Debian source package.
 # Each tree has its own series (patches/$TREE/) and its own directory in

@@ -30,6 +30,12 @@ USER_CC32=arm-linux-gnueabihf-gcc
 SELFTEST_ARCH=arm64
 SELFTEST_ARCH32=arm
 BUSYBOX_ARCH=arm64
+USER_SYSROOT_64=/usr/aarch64-linux-gnu
+USER_LIBS_64=(/usr/aarch64-linux-gnu/lib)
+USER_SYSROOT_32=/usr/arm-linux-gnueabihf
+USER_LIBS_32=(/usr/arm-linux-gnueabihf/lib)
+NATIVE=0			# (x86_64.sh)
+FUNCTION_GRAPH=1
 PACKAGES=(qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 PACKAGES_32=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
 # rfp-compat's peer programs (x86_64.sh): none, the host's are x86_64.

@@ -33,6 +33,22 @@ USER_CC32="gcc -m32"
 SELFTEST_ARCH=x86_64
 SELFTEST_ARCH32=x86_64
 BUSYBOX_ARCH=			# empty: the host's own busybox-static
+# Where the libraries of the dynamically linked 64- and 32-bit programs
+# are found (rfp-compat's archive: scripts/elf-libs.sh); with a SYSROOT
+# (a cross toolchain's), they go to /lib/TRIPLET in the guest, else they
+# keep their paths.
+USER_SYSROOT_64=
+USER_LIBS_64=(/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64)
+USER_SYSROOT_32=
+USER_LIBS_32=(/lib32 /usr/lib32 /lib/i386-linux-gnu /usr/lib/i386-linux-gnu)
+# What the guests can do beyond the suite every architecture runs:
+# NATIVE=1, they run the host's own programs (trinity and COMPAT_PEERS,
+# the host's Debian packages; rfp-compat's test on the host), and the
+# host's checks, the same for every ARCH, run once, with this one.
+# FUNCTION_GRAPH=1, its kernels can have ftrace's function_graph tracer
+# (make profile).
+NATIVE=1
+FUNCTION_GRAPH=1
 # Debian's packages (scripts/deps.sh): QEMU and the compiler of the first
 # programs, which every target needs; PACKAGES_32, the compiler of the
 # 32-bit ones, only the modes that build them (make run does not).
