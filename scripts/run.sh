@@ -123,7 +123,10 @@ rfp-demo /dev/shm
 rc=$?
 echo
 echo "# what the kernel said about it:"
-dmesg | grep -i 'remap_file_pages' | sed 's/^/    /'
+if ! dmesg | grep -i 'remap_file_pages' | sed 's/^/    /' | grep .; then
+	echo "    nothing: the kernel logged no line about remap_file_pages()"
+	[ "$rc" != 0 ] || rc=1
+fi
 exit $rc
 JOB
 	exec "${boot[@]}" "$job"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Check the harness itself, in TAP: that it passes nothing it should fail.
 #
-#  - './rfp run PROG ARGS', the README's command, exits with PROG's status;
+#  - './rfp run PROG ARGS', the README's command, exits with PROG's status,
+#    and './rfp run' shows the demo and the kernel's line about it;
 #  - the KVM probe leaves the run alone: with a QEMU stand-in whose KVM
 #    boot aborts, hangs or works, the job that runs is the job asked for,
 #    under the accelerator the probe chose;
@@ -23,7 +24,7 @@
 # of fault injection with CONFIG=debug) and exits non-zero when a case
 # failed.
 . "$(dirname "$0")/lib.sh"
-BASE_CASES=17
+BASE_CASES=18
 check_kernel_var
 
 dir=$RUNS/harness
@@ -116,6 +117,17 @@ for want in 0 7; do
 		not_ok "./rfp run exit-with $want exited $rc" "$dir/rfp-run-$want.log"
 	fi
 done
+
+# The demo, as make run shows it: the kernel's line about the call, and
+# the job's end.
+rc=0
+"$TOP/rfp" run >"$dir/demo.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ] && grep -q '^    .*rfp-demo ([0-9]*) uses deprecated remap_file_pages()' "$dir/demo.log" &&
+	grep -q '^==> guest finished in .*, job exit status 0$' "$dir/demo.log"; then
+	ok "the demo shows what the kernel said about it"
+else
+	not_ok "the demo: exit status $rc, or no line of the kernel's" "$dir/demo.log"
+fi
 
 # 2. The KVM probe, with a QEMU stand-in.  Its KVM boot aborts, hangs or
 # works; any boot that gets this far writes the accelerator and the token
