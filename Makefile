@@ -4,7 +4,7 @@
 # outside this checkout.  'make help' lists the targets and variables.
 
 # The settings: everything a user may set, with its default, in this one
-# place (README, "Variables", says what each does).  The scripts get them
+# place (README, "Settings", says what each does).  The scripts get them
 # from here, through make or ./rfp; 'make help' prints their values.
 RFP_CACHE ?= $(HOME)/.cache/rfp
 # 7.3 (the series' home) or 6.12 (its backport): config/tree/$(TREE).sh
@@ -67,11 +67,13 @@ help:
 	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
 	@echo "make deps        only install the Debian packages, of every target"
+	@echo "make clean       remove the runs and the user space of TREE"
+	@echo "make distclean   remove the whole cache (RFP_CACHE)"
 	@echo
 	@echo "Every target takes TREE=7.3 (default) or 6.12 (config/tree/), and"
 	@echo "ARCH=x86_64 (default), arm64 or i386 (config/arch/)."
 	@echo
-	@echo "Settings (make X VAR=value; README, \"Variables\"), as they are now:"
+	@echo "Settings (make X VAR=value; README, \"Settings\"), as they are now:"
 	@$(foreach v,$(SETTINGS),printf '  %s=%s\n' '$(v)' '$(subst ','\'',$($(v)))';)
 
 # The settings, one NAME=value a line, as they are, for ./rfp.
