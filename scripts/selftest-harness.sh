@@ -14,6 +14,8 @@
 #    (scripts/ktap_test.py), and the whole driver with a QEMU stand-in,
 #    on a run that passes and one that fails in four ways;
 #  - the job's last line is shown when the guest ends right after it;
+#  - the installer survives a mirror being synced, says the fix when an
+#    install fails, and installs no 32-bit package for make run;
 #  - make profile's report takes the tracer's cost out, and refuses a
 #    trace whose buffer filled;
 #  - an unknown TREE is refused with the list of trees, and a download of
@@ -24,7 +26,7 @@
 # of fault injection with CONFIG=debug) and exits non-zero when a case
 # failed.
 . "$(dirname "$0")/lib.sh"
-BASE_CASES=18
+BASE_CASES=21
 check_kernel_var
 
 dir=$RUNS/harness
@@ -313,6 +315,82 @@ if [ "$last_ok" = 5 ]; then
 	ok "the job's last line is shown, right before the guest's end (5 runs of 5)"
 else
 	not_ok "the job's last line was lost in run $((last_ok + 1)) of 5" "$dir/last-line.log"
+fi
+
+# 6. The installer (scripts/deps.sh), with stand-ins for apt-get,
+# apt-cache, dpkg and dpkg-query first in PATH, TREE=6.12 (nothing to
+# download) and a cache of its own: an apt-get update that fails on a
+# mirror being synced, twice, and an install that works, then one that
+# fails; and what make run installs (no 32-bit package) against what the
+# 32-bit programs need.
+fake=$dir/fakebin
+mkdir -p "$fake"
+cat >"$fake/apt-get" <<'FAKE'
+#!/bin/bash
+echo "apt-get $*" >>"$FAKE_LOG"
+case " $* " in
+*" update "*)
+	[ "$FAKE_UPDATE" = ok ] && exit 0
+	echo "E: Failed to fetch http://deb.debian.org/debian-security/dists/bookworm-security/main/binary-i386/Packages.xz  File has unexpected size (51516 != 51380). Mirror sync in progress? [IP: 151.101.2.132 80]" >&2
+	exit 100 ;;
+*" install "*)
+	[ "$FAKE_INSTALL" = ok ] && exit 0
+	echo "E: Version '6.1.119-1' for 'linux-libc-dev:i386' was not found" >&2
+	exit 100 ;;
+esac
+FAKE
+cat >"$fake/dpkg-query" <<'FAKE'
+#!/bin/bash
+p=${!#}
+if [ "$FAKE_MISSING" = all ] || [[ " $FAKE_MISSING " == *" $p "* ]]; then
+	printf 'not-installed'
+else
+	printf 'installed'
+fi
+FAKE
+cat >"$fake/dpkg" <<'FAKE'
+#!/bin/bash
+case "$1" in
+--print-architecture) echo amd64 ;;
+--print-foreign-architectures) ;;
+*) echo "dpkg $*" >>"$FAKE_LOG" ;;
+esac
+FAKE
+printf '#!/bin/sh\nexit 0\n' >"$fake/apt-cache"
+chmod +x "$fake"/*
+deps_case() { # NAME MISSING UPDATE INSTALL [NEED...]
+	local name=$1
+	DEPS_LOG=$dir/deps-$name.apt
+	: >"$DEPS_LOG"
+	DEPS_RC=0
+	PATH=$fake:$PATH FAKE_LOG=$DEPS_LOG FAKE_MISSING=$2 FAKE_UPDATE=$3 FAKE_INSTALL=$4 \
+		TREE=6.12 RFP_CACHE=$dir/deps-cache bash "$TOP/scripts/deps.sh" "${@:5}" \
+		>"$dir/deps-$name.log" 2>&1 || DEPS_RC=$?
+}
+deps_case hiccup trinity fail ok trinity
+if [ "$DEPS_RC" = 0 ] && [ "$(grep -c ' update$' "$DEPS_LOG")" = 2 ] &&
+	grep -q 'install .* trinity$' "$DEPS_LOG" &&
+	grep -q 'installing with the package lists apt has' "$dir/deps-hiccup.log"; then
+	ok "an apt-get update that fails twice (mirror sync) still installs with the lists apt has"
+else
+	not_ok "a failing apt-get update: status $DEPS_RC" "$dir/deps-hiccup.log"
+fi
+deps_case broken trinity fail fail trinity
+if [ "$DEPS_RC" != 0 ] && grep -q 'apt-get install failed' "$dir/deps-broken.log" &&
+	grep -q "the mirror may be syncing: 'make deps' again later" "$dir/deps-broken.log"; then
+	ok "a failed install stops with apt's words and the fix"
+else
+	not_ok "a failed install: status $DEPS_RC" "$dir/deps-broken.log"
+fi
+deps_case run all ok ok
+run_args=$(grep ' install ' "$DEPS_LOG" || true)
+deps_case user32 all ok ok user32
+if [[ "$run_args" == *" qemu-system-x86"* ]] && [[ "$run_args" != *:i386* ]] &&
+	[[ "$run_args" != *multilib* ]] && grep -q 'install .*linux-libc-dev:i386' "$DEPS_LOG" &&
+	grep -q 'dpkg --add-architecture i386' "$DEPS_LOG"; then
+	ok "make run installs no 32-bit package; the modes that build 32-bit programs do"
+else
+	not_ok "what make run installs: '$run_args'" "$dir/deps-user32.apt"
 fi
 
 # make profile's arithmetic, on a trace of two calls made by hand: a
