@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <poll.h>
@@ -1611,14 +1612,16 @@ static void remap_on_usr1(int sig)
 /*
  * SIGSYS blocked by the calls that take a mask of their own: a thread
  * made with every signal blocked (pthread_attr_setsigmask_np()), and a
- * handler run inside sigsuspend(), ppoll() and pselect() with every
- * other signal blocked.
+ * handler run inside sigsuspend(), ppoll(), pselect(), epoll_pwait() and
+ * epoll_pwait2() with every other signal blocked.
  */
 static int masks_of_their_own(void)
 {
 	struct sigaction sa = { .sa_handler = remap_on_usr1 };
+	struct epoll_event ev;
 	pthread_attr_t attr;
 	sigset_t all, usr1;
+	int ep;
 	pthread_t t;
 	void *ret;
 	char *w = make_window(SHARED_ANON);
@@ -1651,6 +1654,21 @@ static int masks_of_their_own(void)
 	if (pselect(0, NULL, NULL, NULL, NULL, &all) != -1 || errno != EINTR ||
 	    usr1_remapped)
 		return 6;
+	/* And inside epoll_pwait() and epoll_pwait2(), on an empty set. */
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return 7;
+	usr1_remapped = -1;
+	kill(getpid(), SIGUSR1);
+	if (epoll_pwait(ep, &ev, 1, -1, &all) != -1 || errno != EINTR ||
+	    usr1_remapped)
+		return 8;
+	usr1_remapped = -1;
+	kill(getpid(), SIGUSR1);
+	if (epoll_pwait2(ep, &ev, 1, NULL, &all) != -1 || errno != EINTR ||
+	    usr1_remapped)
+		return 9;
+	close(ep);
 	return 0;
 }
 
