@@ -2,7 +2,7 @@
 # help: (SEEDS='1 2 3 4 5 6', STEPS=500 a trace; make check runs it too)
 # make diff: rfp-diff, the same seeds on the stock and on the patched
 # kernel of CONFIG, and the traces compared on the host: a remap answers
-# as the stock kernel's does (SPEC section 2).
+# as the stock kernel's does (README, "What the kernel does").
 DIFF_DIRS="/dev/shm /mnt/disk"
 for k in stock patched; do
 	guest "diff-$k" "$k" "$CONFIG"

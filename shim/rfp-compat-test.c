@@ -196,7 +196,7 @@ TEST_F(window, write_lands_at_remapped_offset)
 	ASSERT_EMULATED(3);
 }
 
-/* The kernel's refusals, with the mapping unchanged (SPEC 2). */
+/* The kernel's refusals, with the mapping unchanged. */
 TEST_F(window, refusals_like_the_kernel)
 {
 	char *priv = mmap(NULL, page, PROT_READ | PROT_WRITE,

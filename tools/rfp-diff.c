@@ -3,8 +3,9 @@
  * rfp-diff: a seeded trace of remap_file_pages() and the calls around it,
  * and of the mm state they leave, for comparing two kernels.
  *
- * SPEC §2: a remap must answer exactly as mmap(MAP_FIXED | MAP_SHARED) of
- * the same file over the range would on stock 6.12.  Rather than model
+ * A remap must answer exactly as mmap(MAP_FIXED | MAP_SHARED) of the same
+ * file over the range would on the stock kernel (README, "What the kernel
+ * does").  Rather than model
  * that, this program writes down everything it does and sees; the harness
  * runs it with the same seed on the stock and on the patched kernel (ASLR
  * off) and diffs the two traces.  Any difference is a finding.

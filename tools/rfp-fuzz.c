@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rfp-fuzz: remap_file_pages() with random arguments around real mappings,
- * each result checked against a model of SPEC §2.
+ * each result checked against a model of the syscall's rules (README,
+ * "What the kernel does").
  *
  * The mappings, in one reserved stretch of address space:
  *
@@ -96,7 +97,7 @@ static struct region *region_at(unsigned long addr)
 	return NULL;
 }
 
-/* What remap_file_pages() must return: 0 or -errno (SPEC §2). */
+/* What remap_file_pages() must return: 0 or -errno. */
 static long model(unsigned long start, unsigned long size, unsigned long prot,
 		  unsigned long pgoff)
 {
