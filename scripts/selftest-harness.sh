@@ -131,22 +131,33 @@ else
 	not_ok "the demo: exit status $rc, or no line of the kernel's" "$dir/demo.log"
 fi
 
+# A QEMU stand-in at FILE: the arguments the stand-ins look at (the ports'
+# files in serials[], initrd, accel), then the body read from stdin.
+fake_qemu() { # FILE
+	{
+		cat <<'PROLOGUE'
+#!/bin/bash
+serials=() initrd= accel=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-serial) serials+=("${2#file:}"); shift 2 ;;
+	-initrd) initrd=$2; shift 2 ;;
+	-accel) accel=$2; shift 2 ;;
+	*) shift ;;
+	esac
+done
+PROLOGUE
+		cat
+	} >"$1"
+	chmod +x "$1"
+}
+
 # 2. The KVM probe, with a QEMU stand-in.  Its KVM boot aborts, hangs or
 # works; any boot that gets this far writes the accelerator and the token
 # found in its initramfs to the job's port, and status 0 to the status port.
 for outcome in abort hang works; do
 	fake=$dir/qemu-$outcome
-	cat >"$fake" <<FAKE
-#!/bin/bash
-serials=() initrd= accel=
-while [ \$# -gt 0 ]; do
-	case "\$1" in
-	-serial) serials+=("\${2#file:}"); shift 2 ;;
-	-initrd) initrd=\$2; shift 2 ;;
-	-accel) accel=\$2; shift 2 ;;
-	*) shift ;;
-	esac
-done
+	fake_qemu "$fake" <<FAKE
 if [ "\$accel" = kvm ]; then
 	case $outcome in
 	abort) echo "fake qemu: KVM aborts" >&2; exit 1 ;;
@@ -157,7 +168,6 @@ token=\$(grep -ao 'harness-token-[a-z]*' "\$initrd" | head -n 1)
 echo "accel=\$accel \$token" >"\${serials[1]}"
 echo 0 >"\${serials[2]}"
 FAKE
-	chmod +x "$fake"
 	: >"$dir/kvm-$outcome"	# a writable stand-in for /dev/kvm
 	echo "echo harness-token-$outcome" >"$dir/token-$outcome.job"
 	want=tcg
@@ -213,16 +223,7 @@ if python3 "$TOP/scripts/ktap_test.py" >"$dir/ktap_test.log" 2>&1; then
 else
 	not_ok "the verdict's own tests (scripts/ktap_test.py)" "$dir/ktap_test.log"
 fi
-cat >"$dir/qemu-runner" <<'FAKE'
-#!/bin/bash
-serials=() initrd=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	-serial) serials+=("${2#file:}"); shift 2 ;;
-	-initrd) initrd=$2; shift 2 ;;
-	*) shift ;;
-	esac
-done
+fake_qemu "$dir/qemu-runner" <<'FAKE'
 mapfile -t tests < <(grep -ao ': fake [a-z0-9-]* [a-z]*' "$initrd")
 {
 	echo "TAP version 13"
@@ -240,7 +241,6 @@ mapfile -t tests < <(grep -ao ': fake [a-z0-9-]* [a-z]*' "$initrd")
 } >"${serials[1]}"
 echo 0 >"${serials[2]}"
 FAKE
-chmod +x "$dir/qemu-runner"
 driver_case() { # NAME: run modes file $dir/NAME.sh under the stand-in
 	local rc=0
 	ACCEL=tcg bash "$TOP/scripts/run.sh" --qemu "$dir/qemu-runner" "$dir/$1.sh" \
@@ -288,21 +288,12 @@ fi
 # 5. The job's last line reaches the terminal, also when the guest ends
 # right after writing it: a stand-in that writes 300 lines, then the last
 # one and its exit status together, and exits.
-cat >"$dir/qemu-last-line" <<'FAKE'
-#!/bin/bash
-serials=()
-while [ $# -gt 0 ]; do
-	case "$1" in
-	-serial) serials+=("${2#file:}"); shift 2 ;;
-	*) shift ;;
-	esac
-done
+fake_qemu "$dir/qemu-last-line" <<'FAKE'
 for i in $(seq 1 300); do echo "line $i"; done >>"${serials[1]}"
 sleep 1
 echo "the last line" >>"${serials[1]}"
 echo 0 >"${serials[2]}"
 FAKE
-chmod +x "$dir/qemu-last-line"
 echo : >"$dir/last-line.job"
 last_ok=0
 for i in 1 2 3 4 5; do
