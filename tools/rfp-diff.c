@@ -52,7 +52,36 @@
  * allocates nothing once started (the lowered max_map_count would make
  * malloc() fail).
  *
- * Usage: rfp-diff -s SEED -n STEPS -d DIR
+ * Two options make the trace compare a remap with mmap() itself, on one
+ * kernel, as SPEC's rule says a remap must be indistinguishable from
+ * mmap(MAP_FIXED | MAP_SHARED) of the same file over the range:
+ *
+ *   -e  the watchers' events go into the trace: a userfaultfd registered
+ *       with UFFD_FEATURE_EVENT_UNMAP ("event uffd unmap w+A..w+B"), and a
+ *       fanotify group with FAN_PRE_ACCESS on each file the run creates,
+ *       where the filesystem has pre-content events ("event fanotify
+ *       pre-access off=N len=N", in pages).  A thread takes them and
+ *       allows each, while a step runs; they are printed after its state.
+ *   -m  each remap is done as mmap() instead: the syscall's own rule
+ *       (prot, rounding, wrapping, the VMA at start and those after it:
+ *       shared, contiguous, one file, the same flags) decides EINVAL; else
+ *       mmap(MAP_FIXED | MAP_SHARED | MAP_POPULATE, plus MAP_NONBLOCK as
+ *       passed and MAP_LOCKED for a locked VMA) of the VMA's file, through
+ *       the descriptor the window was mapped from, with the VMA's
+ *       protections, at the offset pgoff.  Two kinds of remap have no
+ *       mmap() to stand for them, and stay the kernel's in both runs, by
+ *       rule: a pgoff that no byte offset reaches ("rule=no-mmap-offset"),
+ *       and those of shared anonymous memory, which has no descriptor of
+ *       the window's own file (one opened anew is another struct file,
+ *       whose VMAs never merge with the window's; the segment says so).
+ *
+ * Every trace prints the rule's verdict on each remap ("rule=mmap",
+ * "rule=no-mmap-offset" or "rule=EINVAL(why)"), so that the syscall's own
+ * refusals, which mmap() does not have, are said by rule in both traces;
+ * the result that follows is the kernel's remap in one and mmap()'s in
+ * the other.
+ *
+ * Usage: rfp-diff -s SEED -n STEPS -d DIR [-e] [-m]
  * Exit status 0 when the trace ran to its end ("# rfp-diff: ... done"),
  * 1 when it could not set itself up (the reason is printed).
  */
@@ -61,6 +90,8 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -69,11 +100,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,6 +128,16 @@
 #ifndef MADV_COLD
 #define MADV_COLD		20
 #endif
+/* fanotify's pre-content events (6.14), newer than the host's headers. */
+#ifndef FAN_PRE_ACCESS
+#define FAN_PRE_ACCESS		0x00100000
+#endif
+#define RFP_FAN_INFO_RANGE	6	/* FAN_EVENT_INFO_TYPE_RANGE */
+struct rfp_fan_range {			/* struct fanotify_event_info_range */
+	struct fanotify_event_info_header hdr;
+	uint32_t pad;
+	uint64_t offset, count;
+};
 #ifndef PKEY_DISABLE_WRITE
 #define PKEY_DISABLE_WRITE	2
 #endif
@@ -109,6 +152,7 @@ static const char *const backing_name[] = { "file", "memfd", "shared-anon" };
 
 static long pg;
 static const char *dir;
+static int watch_events, reference;	/* -e, -m */
 static unsigned long seed;
 static long steps, step;
 
@@ -321,6 +365,181 @@ static int write_file(const char *name, const char *s)
 	return r < 0 ? -1 : 0;
 }
 
+/* ---- the watchers' events (-e) ---- */
+
+/*
+ * A thread takes the events of the userfaultfd and of the fanotify group
+ * while a step runs (a call that raises one waits until it is taken), and
+ * writes them into ebuf; the step's state prints them.  Main starts it
+ * with a byte on ctl and stops it with another, which it answers on ack
+ * once it has taken every event: main changes uffd and fan only while it
+ * is stopped.
+ */
+static int fan = -1;		/* the fanotify group, or -1 */
+static int ctl[2] = { -1, -1 }, ack[2] = { -1, -1 };
+static pid_t watch_pid;		/* the process whose thread watches */
+static int watch_running;
+static char ebuf[1 << 16];
+static size_t elen;
+
+__attribute__((format(printf, 1, 2)))
+static void ev(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (elen > sizeof(ebuf) - 256)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(ebuf + elen, sizeof(ebuf) - elen, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		elen += n;
+}
+
+/* An offset in pages, or pages and bytes (the thread's own rel()). */
+static void ev_off(const char *what, long long off)
+{
+	if (off % pg)
+		ev(" %s=%lldp+%#llx", what, off / pg, off % pg);
+	else
+		ev(" %s=%lldp", what, off / pg);
+}
+
+static void take_uffd(void)
+{
+	struct uffd_msg msg;
+
+	while (read(uffd, &msg, sizeof(msg)) == sizeof(msg)) {
+		ev("    event uffd");
+		if (msg.event == UFFD_EVENT_UNMAP) {
+			ev(" unmap");
+			ev_off("start", (long long)(msg.arg.remove.start - (unsigned long)win));
+			ev_off("end", (long long)(msg.arg.remove.end - (unsigned long)win));
+			ev("\n");
+		} else {
+			ev(" %#x\n", msg.event);
+		}
+	}
+}
+
+static void take_fanotify(void)
+{
+	struct fanotify_event_metadata buf[256], *md;
+	struct fanotify_event_info_header *hdr;
+	struct rfp_fan_range *range;
+	struct fanotify_response resp;
+	ssize_t n;
+	size_t i;
+
+	while ((n = read(fan, buf, sizeof(buf))) > 0) {
+		for (md = buf; FAN_EVENT_OK(md, n); md = FAN_EVENT_NEXT(md, n)) {
+			ev("    event fanotify %s",
+			   md->mask & FAN_PRE_ACCESS ? "pre-access" : "other");
+			for (i = md->metadata_len; i + sizeof(*hdr) <= md->event_len;
+			     i += hdr->len) {
+				hdr = (void *)((char *)md + i);
+				if (!hdr->len)
+					break;
+				if (hdr->info_type != RFP_FAN_INFO_RANGE)
+					continue;
+				range = (void *)hdr;
+				ev_off("off", (long long)range->offset);
+				ev_off("len", (long long)range->count);
+			}
+			ev("\n");
+			if (md->fd >= 0) {
+				resp.fd = md->fd;
+				resp.response = FAN_ALLOW;
+				if (write(fan, &resp, sizeof(resp)) != sizeof(resp))
+					ev("    event fanotify: answer: %s\n", strerror(errno));
+				close(md->fd);
+			}
+		}
+	}
+}
+
+static void *watcher(void *arg)
+{
+	struct pollfd p[3];
+	int n, k;
+	char c;
+
+	(void)arg;
+	while (read(ctl[0], &c, 1) == 1) {
+		n = 0;
+		p[n++] = (struct pollfd){ .fd = ctl[0], .events = POLLIN };
+		if (uffd >= 0)
+			p[n++] = (struct pollfd){ .fd = uffd, .events = POLLIN };
+		if (fan >= 0)
+			p[n++] = (struct pollfd){ .fd = fan, .events = POLLIN };
+		for (;;) {
+			if (poll(p, n, -1) < 0 && errno != EINTR)
+				break;
+			for (k = 1; k < n; k++) {
+				if (!(p[k].revents & POLLIN))
+					continue;
+				if (p[k].fd == uffd)
+					take_uffd();
+				else
+					take_fanotify();
+			}
+			if (p[0].revents & POLLIN)
+				break;
+		}
+		/* Stop: what is left was raised before, take it too. */
+		if (read(ctl[0], &c, 1) != 1)
+			break;
+		if (uffd >= 0)
+			take_uffd();
+		if (fan >= 0)
+			take_fanotify();
+		if (write(ack[1], "k", 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static void watch_begin(void)
+{
+	if (!watch_events || getpid() != watch_pid || watch_running)
+		return;
+	if (write(ctl[1], "g", 1) != 1)
+		die("starting the watcher");
+	watch_running = 1;
+}
+
+/* Stop the watcher and print what it took. */
+static void watch_end(void)
+{
+	char c;
+
+	if (!watch_events || getpid() != watch_pid || !watch_running)
+		return;
+	if (write(ctl[1], "s", 1) != 1 || read(ack[0], &c, 1) != 1)
+		die("stopping the watcher");
+	watch_running = 0;
+	if (elen)
+		out("%.*s", (int)elen, ebuf);
+	elen = 0;
+}
+
+static void watch_setup(void)
+{
+	pthread_t t;
+
+	if (!watch_events)
+		return;
+	watch_pid = getpid();
+	fan = fanotify_init(FAN_CLASS_PRE_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK,
+			    O_RDWR | O_LARGEFILE);
+	out("# fanotify: %s\n", fan >= 0 ? "pre-content group" : ename(errno));
+	if (pipe2(ctl, O_CLOEXEC) || pipe2(ack, O_CLOEXEC))
+		die("pipe");
+	if (pthread_create(&t, NULL, watcher, NULL))
+		die("pthread_create");
+}
+
 struct vma {
 	unsigned long start, end, off;
 	char perms[8];
@@ -409,6 +628,121 @@ static void parse_smaps(void)
 	}
 }
 
+/* ---- the syscall's own rule, and the remap done with mmap() (-m) ---- */
+
+/* The VMA at or after @a, as smaps says: its file (dev, ino) and flags. */
+struct vma_id {
+	unsigned long start, end;
+	char perms[8], dev[16], flags[160];
+	unsigned long ino;
+	long pkey;
+};
+
+static int vma_from(unsigned long a, struct vma_id *v)
+{
+	char *line, *next;
+	int in = 0, n;
+
+	if (read_file("/proc/self/smaps", sbuf, sizeof(sbuf)) < 0)
+		return -1;
+	for (line = sbuf; *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		if ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) {
+			if (in)
+				return 0;
+			memset(v, 0, sizeof(*v));
+			v->pkey = -1;
+			if (sscanf(line, "%lx-%lx %7s %*x %15s %lu%n", &v->start, &v->end,
+				   v->perms, v->dev, &v->ino, &n) != 5)
+				continue;
+			in = v->end > a;
+		} else if (in && !strncmp(line, "ProtectionKey:", 14)) {
+			v->pkey = atol(line + 14);
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(v->flags, sizeof(v->flags), "%s", line + 8);
+		}
+	}
+	return in ? 0 : -1;
+}
+
+static int has_flag(const struct vma_id *v, const char *f)
+{
+	char b[8];
+
+	snprintf(b, sizeof(b), " %s ", f);
+	return strstr(v->flags, b) != NULL;
+}
+
+/*
+ * remap_file_pages()'s own checks, before it calls mmap(): NULL if the
+ * remap is an mmap() of the range, with *@vma the VMA at start; else why
+ * it is EINVAL.
+ */
+static const char *remap_rule(unsigned long start, unsigned long size,
+			      unsigned long prot, unsigned long pgoff,
+			      struct vma_id *vma)
+{
+	struct vma_id next, prev;
+
+	if (prot)
+		return "prot";
+	start &= ~(pg - 1);
+	size &= ~(pg - 1);
+	if (start + size <= start)
+		return "size";
+	if (pgoff + size / pg < pgoff)
+		return "pgoff";
+	if (vma_from(start, vma) || vma->start > start)
+		return "no-vma";
+	if (!has_flag(vma, "sh"))
+		return "not-shared";
+	prev = *vma;
+	while (start + size > prev.end) {
+		if (vma_from(prev.end, &next) || next.start != prev.end)
+			return "hole";
+		if (strcmp(next.dev, vma->dev) || next.ino != vma->ino)
+			return "other-file";
+		if (strcmp(next.flags, vma->flags) || next.pkey != vma->pkey)
+			return "other-flags";
+		prev = next;
+	}
+	return NULL;
+}
+
+/*
+ * The remap as mmap() of the VMA's file, through the descriptor that the
+ * window was mapped from: a file opened anew (/proc/self/map_files) is
+ * another struct file, whose VMAs never merge with the window's.  0, or
+ * -1 and errno.
+ */
+static long remap_by_mmap(unsigned long start, unsigned long size,
+			  unsigned long pgoff, unsigned long flags,
+			  const struct vma_id *vma)
+{
+	int prot = (vma->perms[0] == 'r' ? PROT_READ : 0) |
+		   (vma->perms[1] == 'w' ? PROT_WRITE : 0) |
+		   (vma->perms[2] == 'x' ? PROT_EXEC : 0);
+	int mflags = MAP_SHARED | MAP_FIXED | MAP_POPULATE | (flags & MAP_NONBLOCK);
+	struct stat st;
+	void *m;
+
+	if (has_flag(vma, "lo"))
+		mflags |= MAP_LOCKED;
+	/* Every shared VMA of a file segment is of fd's file. */
+	if (fstat(fd, &st) || st.st_ino != vma->ino) {
+		errno = EBADF;
+		return -1;
+	}
+	start &= ~(pg - 1);
+	size &= ~(pg - 1);
+	m = mmap((void *)start, size, prot, mflags, fd, (off_t)(pgoff * pg));
+	return m == MAP_FAILED ? -1 : 0;
+}
+
 /* Push the per-CPU LRU and mlock batches and vmstat diffs out, then read. */
 static void read_meminfo(long *mlocked, long *unevictable)
 {
@@ -477,6 +811,7 @@ static void state(int mlock_step)
 		    ml - base_mlocked, ue - base_unevictable);
 	}
 	digest("pages");
+	watch_end();
 }
 
 /* ---- the object ---- */
@@ -533,8 +868,10 @@ static void op_remap(const char *lbl, int whole_noop)
 		MAP_POPULATE, MAP_FIXED | MAP_NONBLOCK, MAP_PRIVATE, 0x80000 | MAP_NONBLOCK,
 	};
 	unsigned long start, size, pgoff, prot = 0, flags = 0, n;
+	struct vma_id vma;
+	const char *why;
 	long sp, r;
-	int k, e;
+	int k, e, beyond;
 
 	k = rnd(100);
 	sp = k < 80 ? (long)rnd(WIN) : (long)rnd(WIN + 2 * GUARD) - GUARD;
@@ -595,7 +932,18 @@ static void op_remap(const char *lbl, int whole_noop)
 	out("%s remap %s %s prot=%#lx pgoff=", lbl, rel(start), len(size), prot);
 	out(pgoff < (1UL << 20) ? "%lu" : "%#lx", pgoff);
 	out(" flags=%#lx", flags);
-	r = rfp_syscall((void *)start, size, prot, pgoff, flags);
+	why = remap_rule(start, size, prot, pgoff, &vma);
+	/* mmap() takes a byte offset: pgoff past ~0UL / pg has no mmap(). */
+	beyond = !why && pgoff > ~0UL / pg;
+	out(" rule=%s%s%s", why ? "EINVAL(" : beyond ? "no-mmap-offset" : "mmap",
+	    why ? why : "", why ? ")" : "");
+	if (!reference || backing == B_SHANON || beyond)
+		r = rfp_syscall((void *)start, size, prot, pgoff, flags);
+	else if (why) {
+		r = -1;
+		errno = EINVAL;
+	} else
+		r = remap_by_mmap(start, size, pgoff, flags, &vma);
 	e = errno;
 	result(r, e);
 }
@@ -741,7 +1089,11 @@ static void op_uffd(void)
 	int e;
 
 	if (uffd < 0) {
-		struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_SIGBUS };
+		struct uffdio_api api = {
+			.api = UFFD_API,
+			.features = UFFD_FEATURE_SIGBUS |
+				    (watch_events ? UFFD_FEATURE_EVENT_UNMAP : 0),
+		};
 
 		out("%ld userfaultfd", step);
 		r = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
@@ -749,14 +1101,19 @@ static void op_uffd(void)
 		result(r < 0 ? -1 : 0, e);
 		if (r < 0)
 			return;
+		/* The watcher takes the new descriptor's events from now. */
+		watch_end();
 		uffd = r;
+		watch_begin();
 		out("%ld ioctl UFFDIO_API SIGBUS", step);
 		r = ioctl(uffd, UFFDIO_API, &api);
 		e = errno;
 		result(r, e);
 		if (r < 0) {
+			watch_end();
 			close(uffd);
 			uffd = -1;
+			watch_begin();
 			return;
 		}
 	}
@@ -979,6 +1336,7 @@ static void do_step(void)
 {
 	enum op op = pick_op();
 
+	watch_begin();
 	switch (op) {
 	case OP_REMAP: op_remap(label(""), 0); break;
 	case OP_MMAP: op_mmap(label("")); break;
@@ -1023,6 +1381,28 @@ static int cap_ipc_lock(int on)
 	return syscall(SYS_capset, &h, d);
 }
 
+/*
+ * -e: the pre-content mark on the segment's file, and a descriptor of it
+ * opened after the mark, since the events are for those.
+ */
+static void watch_file(void)
+{
+	long r;
+	int e;
+
+	out("  fanotify_mark FAN_PRE_ACCESS");
+	r = fanotify_mark(fan, FAN_MARK_ADD, FAN_PRE_ACCESS, fd, NULL);
+	e = errno;
+	result(r, e);
+	if (r)
+		return;
+	r = open(path, O_RDWR | O_CLOEXEC);
+	if (r < 0)
+		die("reopening the file after its mark");
+	close(fd);
+	fd = r;
+}
+
 static void segment_begin(int seg, long len)
 {
 	long r;
@@ -1030,6 +1410,9 @@ static void segment_begin(int seg, long len)
 
 	out("# segment %d: %s, %ld steps%s\n", seg, backing_name[backing], len,
 	    memlimit ? ", RLIMIT_MEMLOCK 8 pages without CAP_IPC_LOCK" : "");
+	/* Said in both traces of -m's comparison, by rule. */
+	if (watch_events && backing == B_SHANON)
+		out("# shared anonymous memory: no descriptor maps the window's own file, so its remaps are the kernel's with -m too\n");
 	res_len = (GUARD + OBJ + GUARD) * pg;
 	res = mmap(NULL, res_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED)
@@ -1057,6 +1440,10 @@ static void segment_begin(int seg, long len)
 			die(backing == B_FILE ? path : "memfd_create");
 		if (ftruncate(fd, OBJ * pg) || fill(0, OBJ, 0))
 			die("filling the object");
+		if (backing == B_FILE && fan >= 0)
+			watch_file();
+		/* Mapping the window raises a pre-content event of its own. */
+		watch_begin();
 		if (mmap(win, WIN * pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 			 fd, 0) == MAP_FAILED)
 			die("mmap the window");
@@ -1133,17 +1520,20 @@ static void setup(void)
 		die("/proc/sys/vm/max_map_count");
 	orig_max_map_count = atol(b);
 	read_meminfo(&base_mlocked, &base_unevictable);
+	watch_setup();
 }
 
 int main(int argc, char **argv)
 {
 	int c, seg;
 
-	while ((c = getopt(argc, argv, "s:n:d:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:d:em")) != -1) {
 		switch (c) {
 		case 's': seed = strtoul(optarg, NULL, 0); break;
 		case 'n': steps = atol(optarg); break;
 		case 'd': dir = optarg; break;
+		case 'e': watch_events = 1; break;
+		case 'm': reference = 1; break;
 		default: goto usage;
 		}
 	}
@@ -1188,6 +1578,6 @@ int main(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: rfp-diff -s SEED -n STEPS -d DIR\n");
+	fprintf(stderr, "usage: rfp-diff -s SEED -n STEPS -d DIR [-e] [-m]\n");
 	return 1;
 }
