@@ -579,36 +579,61 @@ TEST_F(window, says_once_a_process)
 	EXPECT_STREQ("", out);
 }
 
-static long vmstat(const char *name)
-{
-	char line[128];
-	FILE *f = fopen("/proc/vmstat", "r");
-	long v = -1;
-	size_t n = strlen(name);
+#define TRACE_INSTANCE "/sys/kernel/tracing/instances/rfp-compat-test"
+#define TRACE_EVENT_FILE TRACE_INSTANCE "/events/mmap/remap_file_pages/"
 
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, n) && line[n] == ' ')
-			v = atol(line + n + 1);
-	if (f)
-		fclose(f);
-	return v;
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The calls the kernel refused (ret=-38) in the instance's trace. */
+static long refused_in_trace(void)
+{
+	char line[512];
+	FILE *f = fopen(TRACE_INSTANCE "/trace", "r");
+	long n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "remap_file_pages: ") && strstr(line, " ret=-38"))
+			n++;
+	fclose(f);
+	return n;
 }
 
 /*
  * The kernel still sees every call (and names the caller in its log,
- * rate-limited): the shim asks it first each time.
+ * rate-limited): the shim asks it first each time.  Its
+ * mmap:remap_file_pages event records each refused call, in a trace
+ * instance of the test's own, filtered on the test's name.
  */
 TEST_F(window, kernel_sees_every_call)
 {
 	char out[4096];
 	char *argv[] = { "rfp-compat-test", "--child", "fork", NULL };
-	long before = vmstat("remap_file_pages_refused");
+	long n;
 
-	if (before < 0)
-		SKIP(return, "no remap_file_pages_refused in /proc/vmstat: a kernel without the syscall counts nothing");
+	if (access("/sys/kernel/tracing/events/mmap/remap_file_pages", F_OK))
+		SKIP(return, "no mmap:remap_file_pages trace event: a kernel without the series' tracepoint");
+	rmdir(TRACE_INSTANCE);
+	ASSERT_EQ(0, mkdir(TRACE_INSTANCE, 0700));
+	ASSERT_EQ(0, write_str(TRACE_EVENT_FILE "filter",
+			       "ret == -38 && comm == \"rfp-compat-test\"\n"));
+	ASSERT_EQ(0, write_str(TRACE_EVENT_FILE "enable", "1\n"));
 	ASSERT_EQ(0, run_self(argv, NULL, out, sizeof(out)));
+	write_str(TRACE_EVENT_FILE "enable", "0\n");
+	n = refused_in_trace();
+	rmdir(TRACE_INSTANCE);
 	/* The child and its forked child: PAGES refused calls each. */
-	EXPECT_EQ(before + 2 * PAGES, vmstat("remap_file_pages_refused"));
+	EXPECT_EQ(2 * PAGES, n);
 }
 
 /*
