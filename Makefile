@@ -112,11 +112,11 @@ checkpatch:
 	@bash $(S)/patches.sh checkpatch
 
 bisect:
-	@bash $(S)/deps.sh checkpatch vma
+	@bash $(S)/deps.sh checkpatch
 	@bash $(S)/patches.sh bisect
 
 bisect-boot:
-	@bash $(S)/deps.sh checkpatch vma
+	@bash $(S)/deps.sh checkpatch
 	@bash $(S)/patches.sh bisect --boot
 
 clean:

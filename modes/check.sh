@@ -34,18 +34,16 @@ if [ "$KERNEL-$CONFIG" = patched-base ]; then
 fi
 
 # The host's checks, the same for every ARCH: make check runs them with
-# the host's own (NATIVE=1 in config/arch/).  The series' style and tools/testing/vma do not depend on the
-# kernel's config either: CONFIG=base runs them.  The harness's own
+# the host's own (NATIVE=1 in config/arch/).  The series' style does not
+# depend on the kernel's config either: CONFIG=base runs it.  The harness's own
 # promises (scripts/selftest-harness.sh) run with every config, which
 # adds what its kernel can show (CI runs make check, then CONFIG=debug).
 checkpatch_step() { bash "$TOP/scripts/patches.sh" checkpatch; }
-vma_step() { bash "$TOP/scripts/vma-tests.sh"; }
 harness_step() { bash "$TOP/scripts/selftest-harness.sh"; }
 if [ "$NATIVE" = 1 ]; then
 	if [ "$CONFIG" = base ]; then
-		needs checkpatch vma
+		needs checkpatch
 		host_step checkpatch checkpatch_step
-		[ "$KERNEL" != patched ] || host_step vma vma_step
 	fi
 	host_step harness harness_step
 fi

@@ -10,7 +10,6 @@
 #   user32      the second word size's programs (ARCH's PACKAGES_32)
 #   shim        rfp-compat's peer programs (ARCH's COMPAT_PEERS)
 #   checkpatch  what scripts/checkpatch.pl runs
-#   vma         tools/testing/vma
 #   trinity     the fuzzer of make fuzz
 #   plot        the charts of make bench and make profile
 #   all         every one of them (make deps)
@@ -25,17 +24,16 @@ pkgs=(
 	"${PACKAGES[@]}"	# ARCH's QEMU and compiler
 )
 [ $# -gt 0 ] || set -- core
-[ "$*" != all ] || set -- user32 shim checkpatch vma trinity plot
+[ "$*" != all ] || set -- user32 shim checkpatch trinity plot
 for need in "$@"; do
 	case "$need" in
 	core) ;;
 	user32) pkgs+=(${PACKAGES_32[@]+"${PACKAGES_32[@]}"}) ;;
 	shim) pkgs+=(${COMPAT_PEERS[@]+"${COMPAT_PEERS[@]}"}) ;;
 	checkpatch) pkgs+=(python3-ply python3-git) ;; # scripts/spdxcheck.py
-	vma) pkgs+=(liburcu-dev) ;;
 	trinity) pkgs+=(trinity) ;;
 	plot) pkgs+=(gnuplot-nox) ;;
-	*) die "deps.sh: no need '$need' (core, user32, shim, checkpatch, vma, trinity, plot or all)" ;;
+	*) die "deps.sh: no need '$need' (core, user32, shim, checkpatch, trinity, plot or all)" ;;
 	esac
 done
 

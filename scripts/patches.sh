@@ -6,8 +6,7 @@
 #                          build and checkpatch each step
 #   patches.sh bisect --boot
 #                          also boot each step and run the tests it has:
-#                          the remap_file_pages kselftest in the guest,
-#                          tools/testing/vma on the host
+#                          the remap_file_pages kselftest in the guest
 . "$(dirname "$0")/lib.sh"
 
 series() {
@@ -83,7 +82,7 @@ do_checkpatch() {
 }
 
 # The tests that exist at this step of the series, on the kernel built
-# from it: the kselftest in a guest, tools/testing/vma on the host.
+# from it: the kselftest in a guest.
 bisect_test() { # dir step
 	local dir=$1 run=$RUNS/bisect ks
 	ks=$dir/tools/testing/selftests/mm/remap_file_pages.c
@@ -103,10 +102,6 @@ bisect_test() { # dir step
 			"$run/job" "$run/$t" >"$run/out.txt" 2>&1 ||
 			{ tail -40 "$run/out.txt"; die "the kselftest fails after $2"; }
 		echo "    kselftest: $(grep -E '^# Totals' "$run/out.txt" || echo 'no totals')"
-	fi
-	if [ -n "$(git -C "$dir" log --format=%s --grep='^tools/testing/vma: add vma_close' "$BASE_TAG..")" ]; then
-		bash "$TOP/scripts/vma-tests.sh" "$dir" | sed 's/^/    /' ||
-			die "tools/testing/vma fails after $2"
 	fi
 }
 
