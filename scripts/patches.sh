@@ -29,7 +29,8 @@ do_export() {
 	local tmp
 	tmp=$(mktemp -d)
 	git -C "$KTREE" format-patch -q --zero-commit --cover-letter \
-		--cover-from-description=subject -o "$tmp" "$BASE_TAG..$BRANCH"
+		--cover-from-description=subject --subject-prefix="$SUBJECT_PREFIX" \
+		--base="$BASE_TAG" -o "$tmp" "$BASE_TAG..$BRANCH"
 	mkdir -p "$PATCHES"
 	rm -f "$PATCHES"/*.patch
 	mv "$tmp"/*.patch "$PATCHES/"
