@@ -540,6 +540,23 @@ static void watch_setup(void)
 		die("pthread_create");
 }
 
+/* Split a buffer into lines in place: end this one, return the next. */
+static char *next_line(char *line)
+{
+	char *next = strchr(line, '\n');
+
+	if (!next)
+		return line + strlen(line);
+	*next = 0;
+	return next + 1;
+}
+
+/* An smaps line that starts a VMA's entry: "start-end perms ...". */
+static int vma_header(const char *line)
+{
+	return (*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f');
+}
+
 struct vma {
 	unsigned long start, end, off;
 	char perms[8];
@@ -568,12 +585,8 @@ static void parse_smaps(void)
 		return;
 	}
 	for (line = sbuf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		else
-			next = line + strlen(line);
-		if ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) {
+		next = next_line(line);
+		if (vma_header(line)) {
 			struct vma t = { .pkey = -1 };
 
 			nmaps++;
@@ -646,12 +659,8 @@ static int vma_from(unsigned long a, struct vma_id *v)
 	if (read_file("/proc/self/smaps", sbuf, sizeof(sbuf)) < 0)
 		return -1;
 	for (line = sbuf; *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		else
-			next = line + strlen(line);
-		if ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) {
+		next = next_line(line);
+		if (vma_header(line)) {
 			if (in)
 				return 0;
 			memset(v, 0, sizeof(*v));
