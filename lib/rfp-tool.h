@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the harness's guest tools share (rfp-demo, rfp-bench, rfp-stress,
- * rfp-fuzz, rfp-faults, rfp-diff): the system call, counting VMAs, a test
- * file, and reporting a failure.  Header only: each tool is one static
+ * rfp-fuzz, rfp-faults, rfp-diff, rfp-compat-test): the system call,
+ * counting VMAs, a test file, writing a sysctl or tracefs file, and
+ * reporting a failure.  Header only: each tool is one static
  * binary built from one .c file.  Include it after defining _GNU_SOURCE.
  */
 #ifndef RFP_TOOL_H
 #define RFP_TOOL_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,19 @@ static inline int rfp_vma_count(const void *lo, size_t len)
 			n++;
 	fclose(f);
 	return n;
+}
+
+/* Write @s to the file @path (a sysctl, a tracefs file): 0, or -1. */
+static inline int rfp_write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -1;
 }
 
 /*

@@ -582,17 +582,6 @@ TEST_F(window, says_once_a_process)
 #define TRACE_INSTANCE "/sys/kernel/tracing/instances/rfp-compat-test"
 #define TRACE_EVENT_FILE TRACE_INSTANCE "/events/mmap/remap_file_pages/"
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* The calls the kernel refused (ret=-38) in the instance's trace. */
 static long refused_in_trace(void)
 {
@@ -625,11 +614,11 @@ TEST_F(window, kernel_sees_every_call)
 		SKIP(return, "no mmap:remap_file_pages trace event: a kernel without the series' tracepoint");
 	rmdir(TRACE_INSTANCE);
 	ASSERT_EQ(0, mkdir(TRACE_INSTANCE, 0700));
-	ASSERT_EQ(0, write_str(TRACE_EVENT_FILE "filter",
+	ASSERT_EQ(0, rfp_write_str(TRACE_EVENT_FILE "filter",
 			       "ret == -38 && comm == \"rfp-compat-test\"\n"));
-	ASSERT_EQ(0, write_str(TRACE_EVENT_FILE "enable", "1\n"));
+	ASSERT_EQ(0, rfp_write_str(TRACE_EVENT_FILE "enable", "1\n"));
 	ASSERT_EQ(0, run_self(argv, NULL, out, sizeof(out)));
-	write_str(TRACE_EVENT_FILE "enable", "0\n");
+	rfp_write_str(TRACE_EVENT_FILE "enable", "0\n");
 	n = refused_in_trace();
 	rmdir(TRACE_INSTANCE);
 	/* The child and its forked child: PAGES refused calls each. */

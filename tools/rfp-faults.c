@@ -52,18 +52,6 @@ static int fail_nth_fd = -1;
 
 #define fail(...) rfp_fail(&failures, __VA_ARGS__)
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	int ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /*
  * Let failslab and fail_page_alloc fail sleeping allocations, quietly.
  * Returns 4 (skip) when the kernel has no fault injection at all, 1 when
@@ -93,7 +81,7 @@ static int setup_injection(void)
 		return 1;
 	}
 	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-		if (write_str(knobs[i][0], knobs[i][1])) {
+		if (rfp_write_str(knobs[i][0], knobs[i][1])) {
 			fprintf(stderr, "rfp-faults: cannot set up: %s: %s\n",
 				knobs[i][0], strerror(errno));
 			return 1;
