@@ -48,7 +48,7 @@ export RFP_SETTINGS := $(SETTINGS)
 S := scripts
 MODES := $(sort $(basename $(notdir $(wildcard modes/*.sh))))
 
-.PHONY: help env deps tree kernel run shell $(MODES) patches checkpatch bisect \
+.PHONY: help env deps tree kernel run shell $(MODES) patches checkpatch configs bisect \
 	bisect-boot clean distclean
 
 help:
@@ -63,6 +63,8 @@ help:
 	@echo "make tree        the kernel git tree with patches/TREE/ applied"
 	@echo "make patches     export the tree's commits back into patches/TREE/"
 	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
+	@echo "make configs     the series' objects under the configurations the kernel"
+	@echo "                 test robot tries (W=1, sparse, 32-bit, arm64, no MMU)"
 	@echo "make bisect      apply the series patch by patch, build each"
 	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
@@ -110,6 +112,10 @@ patches:
 checkpatch:
 	@bash $(S)/deps.sh checkpatch
 	@bash $(S)/patches.sh checkpatch
+
+configs:
+	@bash $(S)/deps.sh configs
+	@bash $(S)/configs.sh
 
 bisect:
 	@bash $(S)/deps.sh checkpatch

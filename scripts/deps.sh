@@ -12,6 +12,7 @@
 #   checkpatch  what scripts/checkpatch.pl runs
 #   trinity     the fuzzer of make fuzz
 #   plot        the charts of make bench and make profile
+#   configs     make configs' cross compilers and sparse
 #   all         every one of them (make deps)
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$RFP_CACHE"
@@ -24,7 +25,7 @@ pkgs=(
 	"${PACKAGES[@]}"	# ARCH's QEMU and compiler
 )
 [ $# -gt 0 ] || set -- core
-[ "$*" != all ] || set -- user32 shim checkpatch trinity plot
+[ "$*" != all ] || set -- user32 shim checkpatch trinity plot configs
 for need in "$@"; do
 	case "$need" in
 	core) ;;
@@ -33,7 +34,8 @@ for need in "$@"; do
 	checkpatch) pkgs+=(python3-ply python3-git) ;; # scripts/spdxcheck.py
 	trinity) pkgs+=(trinity) ;;
 	plot) pkgs+=(gnuplot-nox) ;;
-	*) die "deps.sh: no need '$need' (core, user32, shim, checkpatch, trinity, plot or all)" ;;
+	configs) pkgs+=(gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu sparse) ;;
+	*) die "deps.sh: no need '$need' (core, user32, shim, checkpatch, trinity, plot, configs or all)" ;;
 	esac
 done
 
