@@ -9,6 +9,7 @@
  *   rfp-compat rfp-compat-test [kselftest harness options]
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -504,6 +507,7 @@ static int run_self(char *const argv[], const char *env, char *out, size_t size)
 }
 
 static int seccomp_filters(void);
+static const struct long_run_fn { const char *name; int (*fn)(void); } long_runs[3];
 
 /* The child programs run_self() starts: a remap of a new window each. */
 static int child_main(const char *what)
@@ -512,6 +516,9 @@ static int child_main(const char *what)
 	long before = emulated();
 
 	page = sysconf(_SC_PAGESIZE);
+	for (unsigned int i = 0; i < sizeof(long_runs) / sizeof(long_runs[0]); i++)
+		if (!strcmp(what, long_runs[i].name))
+			return long_runs[i].fn();
 	if (!strncmp(what, "exec-chain-", 11)) {
 		int n = atoi(what + 11);
 		char next[32];
@@ -1869,6 +1876,557 @@ TEST(sysv_shared_memory)
 		EXPECT_EQ(0, ret) TH_LOG("%s; 3: remap, 4: not an attachment, 5: shmdt()",
 					 drop ? "as uid 65534" : "as this process is");
 	}
+}
+
+/* ---- what a program that never remaps can count ---- */
+
+/* VmSize, in kB: what VMAs cannot tell apart when they merge. */
+static long vm_size(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static int nr_vmas(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, c;
+
+	while (f && (c = getc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * 100,000 shared anonymous mappings made and unmapped one after the
+ * other: after each munmap() the process has the descriptors and the
+ * VMAs it had before (no /proc/self/maps kept open, no memfd), and while
+ * one is mapped, the shim holds its memfd and /proc/self/maps at most.
+ */
+static int map_unmap_pairs(void)
+{
+	int fds = nr_fds(), vmas = nr_vmas(), i;
+	long size = vm_size();
+	char *q;
+
+	for (i = 1; i <= 100000; i++) {
+		q = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (q == MAP_FAILED)
+			return 2;
+		*q = 1;
+		if (i % 10000 == 0 && nr_fds() > fds + 2)
+			return 3;
+		if (munmap(q, page))
+			return 2;
+		if ((i % 10000 == 0 || i < 3) && nr_fds() != fds)
+			return 4;
+		if ((i % 10000 == 0 || i < 3) &&
+		    (nr_vmas() != vmas || vm_size() != size))
+			return 5;
+	}
+	return 0;
+}
+
+/*
+ * More descriptors kept at once than the table's first chunk holds (300
+ * unlinked files mapped shared), then all unmapped: the table's memory
+ * is returned, and every descriptor closed.
+ */
+static int table_memory_returned(void)
+{
+	static char *w[300];
+	char name[64], line[512];
+	unsigned long lo, hi;
+	FILE *f = fopen("/proc/self/maps", "r");
+	int fds, vmas, i = 0, fd;
+	long size;
+
+	/*
+	 * The harness's shared memory, which a child does not use: unmapped,
+	 * so that the shim keeps nothing else and its table empties.  Where
+	 * it took more than the table's first chunk, the others go too.
+	 */
+	size = vm_size();
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "memfd:rfp-compat") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			munmap((void *)lo, hi - lo);
+			size -= (hi - lo) >> 10;
+			i++;
+		}
+	if (f)
+		fclose(f);
+	if (i > 255 && vm_size() >= size)
+		return 6;
+	fds = nr_fds();
+	vmas = nr_vmas();
+	size = vm_size();
+
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "rfp-table-%d", i);
+		fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || ftruncate(fd, page) || unlink(name))
+			return 2;
+		w[i] = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (w[i] == MAP_FAILED || close(fd))
+			return 2;
+	}
+	for (i = 0; i < 300; i++)
+		if (munmap(w[i], page))
+			return 2;
+	return nr_fds() != fds ? 4 : nr_vmas() != vmas || vm_size() != size ? 5 : 0;
+}
+
+/*
+ * 10,000 remaps across 100 files, each window scrambled and unmapped:
+ * every page shows what was asked of it, and the process is left with
+ * the descriptors and VMAs it had.
+ */
+static int remaps_across_files(void)
+{
+	static char *w[100];
+	static unsigned long shown[100][4];
+	uint64_t x = 88172645463325252ull;
+	int fds = nr_fds(), vmas = nr_vmas(), i, f, fd;
+	long before, size = vm_size();
+	char name[64];
+
+	for (f = 0; f < 100; f++) {
+		snprintf(name, sizeof(name), "rfp-files-%d", f);
+		fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || ftruncate(fd, 4 * page))
+			return 2;
+		w[f] = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (w[f] == MAP_FAILED || close(fd))
+			return 2;
+		for (i = 0; i < 4; i++) {
+			sprintf(w[f] + i * page, "%d", i);
+			shown[f][i] = i;
+		}
+	}
+	before = emulated();
+	for (i = 0; i < 10000; i++) {
+		unsigned long pg, off;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		f = x % 100;
+		pg = (x >> 8) % 4;
+		off = (x >> 16) % 4;
+		if (raw_rfp(w[f] + pg * page, 1, off, 0))
+			return 7;
+		shown[f][pg] = off;
+	}
+	if (emulated() != before + 10000)
+		return 7;
+	for (f = 0; f < 100; f++) {
+		for (i = 0; i < 4; i++)
+			if (shown[f][i] != (unsigned long)atoi(w[f] + i * page))
+				return 8;
+		if (munmap(w[f], 4 * page))
+			return 2;
+		snprintf(name, sizeof(name), "rfp-files-%d", f);
+		unlink(name);
+	}
+	return nr_fds() != fds ? 4 : nr_vmas() != vmas || vm_size() != size ? 5 : 0;
+}
+
+/* Each in a process of its own, which nothing mapped before. */
+static const struct long_run_fn long_runs[3] = {
+	{ "map-unmap-pairs", map_unmap_pairs },
+	{ "table-memory-returned", table_memory_returned },
+	{ "remaps-across-files", remaps_across_files },
+};
+
+FIXTURE(long_run) {};
+FIXTURE_VARIANT(long_run) { int run; };
+FIXTURE_VARIANT_ADD(long_run, map_unmap_pairs) { .run = 0 };
+FIXTURE_VARIANT_ADD(long_run, table_memory_returned) { .run = 1 };
+FIXTURE_VARIANT_ADD(long_run, remaps_across_files) { .run = 2 };
+FIXTURE_SETUP(long_run) {}
+FIXTURE_TEARDOWN(long_run) {}
+
+TEST_F_TIMEOUT(long_run, nothing_left_behind, 300)
+{
+	char out[4096], what[64];
+	char *argv[] = { "rfp-compat-test", "--child", what, NULL };
+	int status;
+
+	NEEDS_SHIM();
+	snprintf(what, sizeof(what), "%s", long_runs[variant->run].name);
+	status = run_self(argv, NULL, out, sizeof(out));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("%s: exit status %d (2: a call failed, 3: more than two descriptors while mapped, 4: a descriptor left, 5: a VMA left, 6: the table's memory kept, 7-8: a remap); %s",
+		       what, WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+}
+
+/*
+ * Under a descriptor limit of LIM, shared anonymous memory mapped first:
+ * the program's next open() gets the lowest free number all the same.
+ */
+static int next_number_at_limit(int lim, int lower_after)
+{
+	struct rlimit r;
+	char *q;
+	int fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &r))
+		return 10;
+	r.rlim_cur = lim;
+	if (setrlimit(RLIMIT_NOFILE, &r))
+		return 11;
+	closefrom(3);
+	q = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		return 12;
+	if (lower_after) {
+		r.rlim_cur = lower_after;
+		if (setrlimit(RLIMIT_NOFILE, &r))
+			return 11;
+		q = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (q == MAP_FAILED)
+			return 12;
+	}
+	fd = open("/dev/null", O_RDONLY);
+	if (fd != 3)
+		return fd < 0 ? 13 : 100 + fd;
+	strcpy(q, "page 0");
+	return 0;
+}
+
+static int limit_4(void) { return next_number_at_limit(4, 0); }
+static int limit_5(void) { return next_number_at_limit(5, 0); }
+static int limit_16(void) { return next_number_at_limit(16, 0); }
+static int limit_64(void) { return next_number_at_limit(64, 0); }
+static int limit_256(void) { return next_number_at_limit(256, 0); }
+static int limit_1024_then_256(void) { return next_number_at_limit(1024, 256); }
+static int limit_256_then_1024(void) { return next_number_at_limit(256, 1024); }
+
+TEST(descriptor_numbers_as_the_program_expects)
+{
+	static const struct { int (*fn)(void); const char *what; } at[] = {
+		{ limit_4, "limit 4" }, { limit_5, "limit 5" },
+		{ limit_16, "limit 16" }, { limit_64, "limit 64" },
+		{ limit_256, "limit 256" },
+		{ limit_1024_then_256, "limit 1024, then 256" },
+		{ limit_256_then_1024, "limit 256, then 1024" },
+	};
+	struct rlimit r;
+	unsigned int i;
+	int ret;
+
+	NEEDS_SHIM();
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &r));
+	if (r.rlim_max < 1024)
+		SKIP(return, "the hard descriptor limit is %lu, below 1024",
+		     (unsigned long)r.rlim_max);
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		ret = in_child(at[i].fn, 0);
+		EXPECT_EQ(0, ret) TH_LOG("%s: %s%d", at[i].what,
+					 ret >= 100 ? "open() gave " : "step ",
+					 ret >= 100 ? ret - 100 : ret);
+	}
+}
+
+/* MemTotal + SwapTotal, in bytes. */
+static unsigned long long ram_and_swap(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kb, sum = 0;
+	char key[64];
+
+	while (f && fscanf(f, "%63s %llu kB\n", key, &kb) == 2)
+		if (!strcmp(key, "MemTotal:") || !strcmp(key, "SwapTotal:"))
+			sum += kb << 10;
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/*
+ * Shared anonymous memory is charged against overcommit: a size the
+ * kernel refuses (twice RAM and swap, one page, with and without
+ * MAP_NORESERVE) gets its ENOMEM under the shim too, whatever
+ * vm.overcommit_memory says.
+ */
+TEST(overcommit_like_the_kernel)
+{
+	unsigned long long big = 2 * ram_and_swap();
+	const struct { unsigned long long len; int flags; } c[] = {
+		{ page, 0 }, { big, 0 }, { big, MAP_NORESERVE },
+		{ big / 4, 0 }, { big / 4, MAP_NORESERVE },
+	};
+	int mode = -1, i, kernel_errno, shim_errno;
+	FILE *f;
+	void *k, *s;
+
+	NEEDS_SHIM();
+	if (sizeof(long) == 4 && big > 0xc0000000ull)
+		big = 0xc0000000ull;
+	f = fopen("/proc/sys/vm/overcommit_memory", "r");
+	if (f && fscanf(f, "%d", &mode) != 1)
+		mode = -1;
+	if (f)
+		fclose(f);
+	for (i = 0; i < (int)(sizeof(c) / sizeof(c[0])); i++) {
+		size_t len = i == 1 || i == 2 ? big : i > 2 ? big / 4 : c[i].len;
+
+		k = raw_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS | c[i].flags, -1);
+		kernel_errno = k == MAP_FAILED ? errno : 0;
+		if (k != MAP_FAILED)
+			syscall(SYS_munmap, k, len);
+		s = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | c[i].flags, -1, 0);
+		shim_errno = s == MAP_FAILED ? errno : 0;
+		if (s != MAP_FAILED)
+			munmap(s, len);
+		EXPECT_EQ(kernel_errno, shim_errno)
+			TH_LOG("vm.overcommit_memory %d, %zu bytes%s: the kernel says %s, the shim %s",
+			       mode, len, c[i].flags ? ", MAP_NORESERVE" : "",
+			       strerror(kernel_errno), strerror(shim_errno));
+	}
+}
+
+/* ---- the launcher ---- */
+
+/* Copy FROM to TO, with its mode. */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	struct stat st;
+	int in = open(from, O_RDONLY), out;
+	ssize_t n;
+
+	if (in < 0 || fstat(in, &st))
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, st.st_mode & 0777);
+	if (out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	close(in);
+	return close(out);
+}
+
+/* This program's directory, where rfp-compat and its libraries are. */
+static const char *own_dir(void)
+{
+	static char dir[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+
+	if (n <= 0)
+		return NULL;
+	dir[n] = '\0';
+	*strrchr(dir, '/') = '\0';
+	return dir;
+}
+
+/*
+ * rfp-compat copied into DIR, with LIB as its librfp-compat.so (a copy,
+ * or a link to it if LINK), runs this program's remapping child: its
+ * wait status, and what it said in OUT.
+ */
+static int launch_from(const char *dir, const char *lib, bool link,
+		       char *out, size_t size)
+{
+	char launcher[PATH_MAX + 64], to[PATH_MAX + 64], self[PATH_MAX];
+	char *argv[] = { launcher, "-q", self, "--child", "launched", NULL };
+	int p[2], status;
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	snprintf(launcher, sizeof(launcher), "%s/rfp-compat", own_dir());
+	snprintf(to, sizeof(to), "%s/rfp-compat", dir);
+	if (copy_file(launcher, to))
+		return -1;
+	snprintf(to, sizeof(to), "%s/librfp-compat.so", dir);
+	if (link ? symlink(lib, to) : copy_file(lib, to))
+		return -1;
+	snprintf(launcher, sizeof(launcher), "%s/rfp-compat", dir);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		/* As from a shell that has no shim: rfp-compat gives one. */
+		unsetenv("LD_PRELOAD");
+		execv(launcher, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], out + len, size - 1 - len)) > 0)
+		len += n;
+	out[len] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+/* Either the program ran with the shim (0), or it did not run: 126 and why. */
+#define EXPECT_SHIM_OR_REFUSED(status, out, where) do {			\
+	int _s = (status);						\
+	EXPECT_TRUE(WIFEXITED(_s) && (WEXITSTATUS(_s) == 0 ||		\
+		    (WEXITSTATUS(_s) == 126 && strstr(out, "rfp-compat:"))))	\
+		TH_LOG("%s: exit status %d, said: %s", where,		\
+		       WIFEXITED(_s) ? WEXITSTATUS(_s) : -1, out);	\
+} while (0)
+
+static void remove_launcher(const char *dir)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/rfp-compat", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/librfp-compat.so", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * ld.so splits LD_PRELOAD at spaces and colons: a launcher in such a
+ * directory either preloads the shim all the same or refuses to run.
+ */
+TEST(launcher_path_with_space_or_colon)
+{
+	const char *names[] = { "rfp compat.XXXXXX", "rfp:compat.XXXXXX",
+				"rfp\tcompat.XXXXXX" };
+	char dir[PATH_MAX + 64], lib[PATH_MAX + 64], out[4096], cwd[PATH_MAX];
+	unsigned int i;
+	int status;
+
+	NEEDS_SHIM();
+	ASSERT_NE(NULL, getcwd(cwd, sizeof(cwd)));
+	snprintf(lib, sizeof(lib), "%s/librfp-compat.so", own_dir());
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(dir, sizeof(dir), "%s/%s", cwd, names[i]);
+		ASSERT_NE(NULL, mkdtemp(dir));
+		status = launch_from(dir, lib, false, out, sizeof(out));
+		remove_launcher(dir);
+		EXPECT_SHIM_OR_REFUSED(status, out, dir);
+	}
+}
+
+/*
+ * A library that ld.so cannot load (not a library of the program's
+ * kind, or on a noexec mount: below): the launcher says so and runs
+ * nothing.
+ */
+TEST(launcher_library_that_cannot_load)
+{
+	char dir[PATH_MAX + 64], lib[PATH_MAX + 64], out[4096], cwd[PATH_MAX];
+	int status;
+
+	NEEDS_SHIM();
+	ASSERT_NE(NULL, getcwd(cwd, sizeof(cwd)));
+	/* Not an ELF library at all: this source's neighbour, a text file. */
+	snprintf(dir, sizeof(dir), "%s/rfp-lib.XXXXXX", cwd);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/rfp-compat.txt", dir);
+	FILE *f = fopen(lib, "w");
+
+	ASSERT_NE(NULL, f);
+	fputs("not a library\n", f);
+	fclose(f);
+	status = launch_from(dir, lib, false, out, sizeof(out));
+	unlink(lib);
+	remove_launcher(dir);
+	EXPECT_SHIM_OR_REFUSED(status, out, "a text file as the library");
+	EXPECT_NE(0, WEXITSTATUS(status));
+	/* The library of the other word size, where there is one. */
+	snprintf(lib, sizeof(lib), "%s/librfp-compat%d.so", own_dir(),
+		 sizeof(long) == 8 ? 32 : 64);
+	if (!access(lib, R_OK)) {
+		snprintf(dir, sizeof(dir), "%s/rfp-lib.XXXXXX", cwd);
+		ASSERT_NE(NULL, mkdtemp(dir));
+		status = launch_from(dir, lib, false, out, sizeof(out));
+		remove_launcher(dir);
+		EXPECT_SHIM_OR_REFUSED(status, out, lib);
+		EXPECT_NE(0, WEXITSTATUS(status));
+	}
+}
+
+static int noexec_launch(void)
+{
+	char lib[PATH_MAX + 64], out[4096], dir[] = "rfp-noexec.XXXXXX";
+	int status;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 254;
+	if (!mkdtemp(dir) || chdir(dir) || mkdir("lib", 0755))
+		return 253;
+	if (mount("rfp", "lib", "tmpfs", MS_NOEXEC, NULL))
+		return 254;
+	/* The launcher where it may run, its library a link into the mount. */
+	snprintf(lib, sizeof(lib), "%s/librfp-compat.so", own_dir());
+	if (copy_file(lib, "lib/librfp-compat.so"))
+		return 253;
+	status = launch_from(".", "lib/librfp-compat.so", true, out, sizeof(out));
+	umount("lib");
+	rmdir("lib");
+	remove_launcher(".");
+	if (chdir("..") || rmdir(dir))
+		return 253;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 1;	/* a noexec launcher ran? */
+	return WIFEXITED(status) && WEXITSTATUS(status) == 126 &&
+	       strstr(out, "rfp-compat:") ? 0 : 2;
+}
+
+TEST(launcher_on_a_noexec_mount)
+{
+	int ret;
+
+	NEEDS_SHIM();
+	ret = in_child(noexec_launch, 0);
+	if (ret == 254)
+		SKIP(return, "no mount namespace of its own to mount a noexec tmpfs in");
+	EXPECT_EQ(0, ret) TH_LOG("1: it ran, 2: it said nothing or exited otherwise, 253: setting up");
+}
+
+/*
+ * Under strace -f, which sees every call and signal, the program's
+ * remaps are emulated all the same.
+ */
+TEST(traced_by_strace)
+{
+	char self[PATH_MAX] = "";
+	char *argv[] = { "strace", "-f", "-qq", "-o", "/dev/null",
+			 self, "--child", "traced", NULL };
+	int status;
+	pid_t pid;
+
+	NEEDS_SHIM();
+	/* In strace's child, /proc/self/exe would be strace. */
+	ASSERT_LT(0, readlink("/proc/self/exe", self, sizeof(self) - 1));
+	if (access("/usr/bin/strace", X_OK) && access("/compat/strace", X_OK))
+		SKIP(return, "no strace here");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		execv(access("/usr/bin/strace", X_OK) ? "/compat/strace" :
+		      "/usr/bin/strace", argv);
+		_exit(127);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_CHILD_OK(status);
 }
 
 int main(int argc, char **argv)

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static void usage(void)
@@ -55,11 +56,11 @@ static char *find_program(const char *prog)
 }
 
 /*
- * The ELF class of PATH (ELFCLASS32 or ELFCLASS64), and whether it asks
- * for a dynamic loader; 0 when it is no ELF program (a script: its
- * interpreter is what runs, and is dynamic on Debian).
+ * The ELF class of PATH (ELFCLASS32 or ELFCLASS64), its machine and
+ * type, and whether it asks for a dynamic loader; 0 when it is no ELF
+ * file (a script: its interpreter is what runs, and is dynamic on Debian).
  */
-static int elf_class(const char *path, int *dynamic)
+static int elf_class(const char *path, int *dynamic, int *machine, int *type)
 {
 	unsigned char ident[EI_NIDENT];
 	Elf64_Ehdr e64;
@@ -67,10 +68,16 @@ static int elf_class(const char *path, int *dynamic)
 	int fd = open(path, O_RDONLY | O_CLOEXEC), cls = 0, i;
 
 	*dynamic = 1;
+	*machine = *type = -1;
 	if (fd < 0 || pread(fd, ident, sizeof(ident), 0) != sizeof(ident) ||
 	    memcmp(ident, ELFMAG, SELFMAG))
 		goto out;
 	cls = ident[EI_CLASS];
+	/* e_type and e_machine are at the same place in both classes. */
+	if (pread(fd, &e32, sizeof(e32), 0) == sizeof(e32)) {
+		*type = e32.e_type;
+		*machine = e32.e_machine;
+	}
 	*dynamic = 0;
 	if (cls == ELFCLASS64 && pread(fd, &e64, sizeof(e64), 0) == sizeof(e64)) {
 		for (i = 0; i < e64.e_phnum; i++) {
@@ -95,12 +102,43 @@ out:
 	return cls;
 }
 
+/*
+ * Whether ld.so can preload LIB into a program of class CLS and machine
+ * MACHINE (0, -1: a script, run by an interpreter of this program's
+ * kind); if not, why.  ld.so skips what it cannot load, with a line on
+ * stderr, and runs the program all the same: the shim would be missing
+ * without anything failing.
+ */
+static const char *cannot_preload(const char *lib, int cls, int machine)
+{
+	int lib_cls, lib_machine, type, dynamic;
+	struct statvfs fs;
+
+	if (access(lib, R_OK))
+		return strerror(errno);
+	/* LD_PRELOAD is a list: ld.so splits it at spaces and colons. */
+	if (strpbrk(lib, " :"))
+		return "ld.so cannot preload a library whose path has a space or a colon (it splits LD_PRELOAD at them): install rfp-compat and its libraries in a directory whose path has none";
+	if (!statvfs(lib, &fs) && (fs.f_flag & ST_NOEXEC))
+		return "it is on a noexec mount, where ld.so cannot map it";
+	lib_cls = elf_class(lib, &dynamic, &lib_machine, &type);
+	if (!cls) {
+		cls = sizeof(long) == 8 ? ELFCLASS64 : ELFCLASS32;
+		machine = elf_class("/proc/self/exe", &dynamic, &machine, &type) ? machine : -1;
+	}
+	if (!lib_cls || type != ET_DYN)
+		return "not a shared library";
+	if (lib_cls != cls || lib_machine != machine)
+		return "a library for another kind of program than this one";
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static char lib[PATH_MAX], preload[2 * PATH_MAX];
-	const char *name = "librfp-compat.so", *old;
-	char *prog, *slash;
-	int i, cls, dynamic;
+	const char *name = "librfp-compat.so", *old, *why;
+	char *prog, *slash, *real;
+	int i, cls, dynamic, machine, type;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -125,7 +163,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rfp-compat: %s: not found\n", argv[i]);
 		return 127;
 	}
-	cls = elf_class(prog, &dynamic);
+	cls = elf_class(prog, &dynamic, &machine, &type);
 	if (!dynamic) {
 		fprintf(stderr,
 			"rfp-compat: %s is statically linked: no library can be preloaded into it, so its remap_file_pages() calls cannot be emulated (README: \"what it cannot do\")\n",
@@ -141,8 +179,14 @@ int main(int argc, char **argv)
 	}
 	slash = strrchr(lib, '/');
 	strcpy(slash + 1, name);
-	if (access(lib, R_OK)) {
-		fprintf(stderr, "rfp-compat: %s: %s\n", lib, strerror(errno));
+	/* A link to it, from a path ld.so can read, is as good. */
+	real = strpbrk(lib, " :") ? realpath(lib, NULL) : NULL;
+	if (real && !strpbrk(real, " :") && strlen(real) < sizeof(lib))
+		strcpy(lib, real);
+	free(real);
+	why = cannot_preload(lib, cls, machine);
+	if (why) {
+		fprintf(stderr, "rfp-compat: %s: %s; %s not run\n", lib, why, prog);
 		return 126;
 	}
 	old = getenv("LD_PRELOAD");

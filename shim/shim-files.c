@@ -8,9 +8,9 @@
  * only where the program may not have one of its own: for a file it maps
  * that has no name left (unlinked, or a memfd), for the memfd it makes
  * each shared anonymous mapping from, and for a file it had to find at a
- * remap.  The shim's descriptors live at high numbers (half the
- * descriptor limit and up), out of the way of the program's open(),
- * which takes the lowest free number.  A kept descriptor is closed
+ * remap.  The shim's descriptors live at the highest numbers free under
+ * the descriptor limit, out of the way of the program's open(), which
+ * takes the lowest free number.  A kept descriptor is closed
  *
  *  - when no VMA of its file is left in the addresses it was seen at
  *    (munmap(), mmap(MAP_FIXED) and mremap() over them), and in a child
@@ -30,6 +30,8 @@
  * checks the descriptor's file (device and inode) before using it.  The
  * table is the process's that made it: a vfork() child, which shares it,
  * reads it and changes nothing; a fork() child takes its copy over.
+ * The chunks past the first are unmapped when the table empties, once
+ * no walk of the table is under way.
  */
 #define _GNU_SOURCE
 #define _FILE_OFFSET_BITS 64	/* fstat() of files of 2 GiB and more */
@@ -73,6 +75,8 @@ struct chunk {
 /* The first chunk is static: no constructor needed, no allocation. */
 static struct chunk table;
 static _Atomic int used;	/* slots in use: nothing to scan at 0 */
+static _Atomic int walkers;	/* walks of the table under way */
+static struct chunk *_Atomic unused;	/* chunks to unmap, when nobody walks */
 static _Atomic pid_t owner;	/* the process the table is of */
 
 /* Whether this process may change the table (it is not a vfork() child). */
@@ -84,31 +88,115 @@ static bool mine(void)
 	       atomic_compare_exchange_strong(&owner, &none, pid);
 }
 
-/* The lowest number the shim's own descriptors take. */
-static int fd_floor(void)
+/*
+ * The descriptor limit now (the program may change it at any time), as
+ * far as the shim's numbers go: at most 1024, for the kernel sizes the
+ * descriptor table by the highest number in use.
+ */
+static int fd_limit(void)
 {
-	static _Atomic int floor;
 	struct rlimit lim;
-	int f = atomic_load(&floor);
 
-	if (!f) {
-		f = 3;
-		if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur > 64)
-			f = lim.rlim_cur > 2048 ? 1024 : lim.rlim_cur / 2;
-		atomic_store(&floor, f);
-	}
-	return f;
+	if (getrlimit(RLIMIT_NOFILE, &lim))
+		return 1024;
+	return lim.rlim_cur > 1024 ? 1024 : lim.rlim_cur;
 }
 
 /* How many descriptors the shim may keep for shared anonymous memory. */
 bool room_for_memfd(void)
 {
-	return atomic_load(&used) < fd_floor() / 2;
+	return atomic_load(&used) < fd_limit() / 4;
 }
 
+/*
+ * A copy of FD at the highest number free under the limit: -1 when the
+ * only numbers free are at or below FD.  FD came from open(), dup() or
+ * memfd_create(), which take the lowest free number, so a copy above it
+ * leaves the program's next open() the number it would have had.
+ */
+static int dup_high(int fd)
+{
+	int top = fd_limit() - 1, step, high = -1;
+
+	for (step = 1; top - step + 1 > fd && high < 0; step *= 2)
+		high = fcntl(fd, F_DUPFD_CLOEXEC, top - step + 1);
+	if (high < 0 && top - step + 1 <= fd && step > 1)
+		high = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+	return high;
+}
+
+/* Said once a process: no number is left out of the program's way. */
+static void no_room(void)
+{
+	static _Atomic pid_t said;
+	char buf[24];
+
+	if (atomic_exchange(&said, getpid()) != getpid())
+		say("rfp-compat: no descriptor number free above the program's (descriptor limit ",
+		    ul(buf, fd_limit(), 10),
+		    "): the shim keeps none, and a remap may have to find its file again, or fail with ENOSYS\n",
+		    NULL);
+}
+
+/*
+ * A walk of the table, between walk_begin() and walk_end(): the chunks
+ * it reaches stay mapped until it ends.
+ */
 #define for_each_slot(c, s) \
 	for (c = &table; c; c = atomic_load(&c->next)) \
 		for (s = c->slot; s < c->slot + SLOTS; s++)
+
+static void walk_begin(void)
+{
+	atomic_fetch_add(&walkers, 1);
+}
+
+/*
+ * The last walk unmaps the chunks the table left: no walk can reach them
+ * once they are off the table, and those that could have are over.
+ */
+static void walk_end(void)
+{
+	struct chunk *c, *next;
+
+	if (atomic_fetch_sub(&walkers, 1) != 1 || !atomic_load(&unused))
+		return;
+	for (c = atomic_exchange(&unused, NULL); c; c = next) {
+		next = atomic_load(&c->next);
+		syscall(SYS_munmap, c, sizeof(*c));
+	}
+}
+
+/*
+ * The table emptied: the chunks past the first go, to be unmapped at
+ * the end of the last walk, and the held /proc/self/maps with them.  A
+ * claim that comes meanwhile finds the first chunk free.
+ */
+static void emptied(void)
+{
+	struct chunk *rest, *last, *old;
+
+	maps_release();
+	walk_begin();
+	rest = atomic_exchange(&table.next, NULL);
+	if (rest) {
+		for (last = rest; atomic_load(&last->next);)
+			last = atomic_load(&last->next);
+		old = atomic_load(&unused);
+		do
+			atomic_store(&last->next, old);
+		while (!atomic_compare_exchange_weak(&unused, &old, rest));
+	}
+	walk_end();
+}
+
+/* Slot S, claimed, is free again. */
+static void unclaim(struct slot *s)
+{
+	atomic_store(&s->fd1, 0);
+	if (atomic_fetch_sub(&used, 1) == 1)
+		emptied();
+}
 
 static void widen(struct slot *s, unsigned long addr, unsigned long len)
 {
@@ -122,21 +210,28 @@ static void widen(struct slot *s, unsigned long addr, unsigned long len)
 		;
 }
 
-/* A free slot, claimed (fd1 == -1); NULL when no memory is left. */
+/*
+ * A free slot, claimed (fd1 == -1); NULL when no memory is left.  The
+ * slot is counted in USED before it is looked for, so that the table
+ * does not empty under a claim.
+ */
 static struct slot *claim(void)
 {
 	struct chunk *c = &table, *next;
-	struct slot *s;
+	struct slot *s = NULL;
 	int zero;
 
-	for (;;) {
+	atomic_fetch_add(&used, 1);
+	walk_begin();
+	while (!s) {
 		for (s = c->slot; s < c->slot + SLOTS; s++) {
 			zero = 0;
-			if (atomic_compare_exchange_strong(&s->fd1, &zero, -1)) {
-				atomic_fetch_add(&used, 1);
-				return s;
-			}
+			if (atomic_compare_exchange_strong(&s->fd1, &zero, -1))
+				break;
 		}
+		if (s < c->slot + SLOTS)
+			break;
+		s = NULL;
 		next = atomic_load(&c->next);
 		if (!next) {
 			/* A raw mmap(): malloc() is not async-signal-safe. */
@@ -146,7 +241,7 @@ static struct slot *claim(void)
 						       -1, 0);
 
 			if (fresh == MAP_FAILED)
-				return NULL;
+				break;
 			if (!atomic_compare_exchange_strong(&c->next, &next, fresh))
 				syscall(SYS_munmap, fresh, sizeof(*fresh));
 			else
@@ -154,6 +249,10 @@ static struct slot *claim(void)
 		}
 		c = next;
 	}
+	walk_end();
+	if (!s && atomic_fetch_sub(&used, 1) == 1)
+		emptied();
+	return s;
 }
 
 /* Keep FD, the shim's own, for its file, seen at [addr, addr + len). */
@@ -166,8 +265,12 @@ static bool keep(int fd, enum kind kind, unsigned long addr, unsigned long len)
 	 * The descriptor that tells when the file is unmapped is opened
 	 * now: a process that runs out of descriptors still has it then.
 	 */
-	if (!mine() || fstat(fd, &st) || maps_open() < 0 || !(s = claim()))
+	if (!mine() || fstat(fd, &st) || !(s = claim()))
 		return false;
+	if (maps_hold() < 0) {
+		unclaim(s);
+		return false;
+	}
 	s->kind = kind;
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
@@ -185,13 +288,16 @@ static struct slot *kept(dev_t dev, ino_t ino, int *fd)
 
 	if (!atomic_load(&used))
 		return NULL;
+	walk_begin();
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
 		if (fd1 > 0 && s->dev == dev && s->ino == ino) {
 			*fd = fd1 - 1;
+			walk_end();
 			return s;
 		}
 	}
+	walk_end();
 	return NULL;
 }
 
@@ -262,8 +368,7 @@ static void release(struct slot *s, int fd1, bool close)
 	if (close && !fstat(fd1 - 1, &st) && st.st_dev == s->dev &&
 	    st.st_ino == s->ino)
 		sys_close(fd1 - 1);
-	atomic_fetch_sub(&used, 1);
-	atomic_store(&s->fd1, 0);
+	unclaim(s);
 }
 
 /*
@@ -282,22 +387,28 @@ static void close_unlocked(int fd, unsigned long addr, unsigned long len)
 }
 
 /*
- * FD, the shim's, moved up to the shim's numbers (FRESH: a file nobody
- * can have locked yet); FD itself where its file is locked, or when no
- * number is free up there.
+ * FD, the shim's, just opened at the program's next number, moved up out
+ * of the program's way (FRESH: a file nobody can have locked yet).  FD
+ * itself where its file is locked (closing it would drop the lock), and
+ * where no number is free above the program's: then *LOW is set, for the
+ * caller to close it as soon as it can.
  */
-int shim_fd(int fd, bool fresh)
+int shim_fd(int fd, bool fresh, bool *low)
 {
 	struct stat st;
 	int high;
 
-	if (fd < 0 || fd >= fd_floor())
+	*low = false;
+	if (fd < 0)
 		return fd;
 	if (!fresh && (fstat(fd, &st) || holds_posix_lock(st.st_dev, st.st_ino)))
 		return fd;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, fd_floor());
-	if (high < 0)
+	high = dup_high(fd);
+	if (high < 0) {
+		no_room();
+		*low = true;
 		return fd;
+	}
 	sys_close(fd);
 	return high;
 }
@@ -308,6 +419,7 @@ void keep_mapped(int fd, unsigned long addr, unsigned long len)
 	struct stat st;
 	struct slot *s;
 	int dup, kfd;
+	bool low;
 
 	if (fstat(fd, &st))
 		return;
@@ -318,10 +430,8 @@ void keep_mapped(int fd, unsigned long addr, unsigned long len)
 	}
 	if (st.st_nlink)
 		return;		/* a path reaches it, or the program's own */
-	dup = fcntl(fd, F_DUPFD_CLOEXEC, fd_floor());
-	if (dup < 0)
-		dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (dup >= 0 && !keep(dup, KEPT_FILE, addr, len))
+	dup = shim_fd(fcntl(fd, F_DUPFD_CLOEXEC, 0), false, &low);
+	if (dup >= 0 && (low || !keep(dup, KEPT_FILE, addr, len)))
 		close_unlocked(dup, addr, len);
 }
 
@@ -340,6 +450,7 @@ void drop_unmapped(unsigned long addr, unsigned long len)
 
 	if (!atomic_load(&used) || !mine())
 		return;
+	walk_begin();
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
 		if (fd1 <= 0 || atomic_load(&s->hi) <= addr ||
@@ -349,6 +460,7 @@ void drop_unmapped(unsigned long addr, unsigned long len)
 				    atomic_load(&s->hi)))
 			release(s, fd1, true);
 	}
+	walk_end();
 }
 
 /* mremap(): what was seen at OLD is now also at NEW. */
@@ -361,10 +473,12 @@ void moved(unsigned long old, unsigned long old_len, unsigned long new,
 	if (!atomic_load(&used) || !mine())
 		return;
 	/* An old_len of 0 maps the same pages again, and unmaps nothing. */
+	walk_begin();
 	for_each_slot(c, s)
 		if (atomic_load(&s->fd1) > 0 && atomic_load(&s->hi) > old &&
 		    atomic_load(&s->lo) < old + (old_len ? old_len : 1))
 			widen(s, new, new_len);
+	walk_end();
 	if (old_len)
 		drop_unmapped(old, old_len);
 }
@@ -378,9 +492,11 @@ static void forget(int fd)
 	maps_forget(fd, fd);
 	if (!atomic_load(&used))
 		return;
+	walk_begin();
 	for_each_slot(c, s)
 		if (atomic_load(&s->fd1) == fd + 1)
 			release(s, fd + 1, false);
+	walk_end();
 }
 
 /* Whether FD is one of the shim's numbers. */
@@ -388,15 +504,17 @@ static bool is_shim_fd(int fd)
 {
 	struct chunk *c;
 	struct slot *s;
+	bool found = false;
 
 	if (fd >= 0 && fd == maps_fd_now())
 		return true;
 	if (fd < 0 || !atomic_load(&used))
 		return false;
+	walk_begin();
 	for_each_slot(c, s)
-		if (atomic_load(&s->fd1) == fd + 1)
-			return true;
-	return false;
+		found |= atomic_load(&s->fd1) == fd + 1;
+	walk_end();
+	return found;
 }
 
 /* The lowest of the shim's numbers at or above FD; -1: none. */
@@ -410,11 +528,13 @@ static int next_shim_fd(int fd)
 		best = m;
 	if (!atomic_load(&used))
 		return best;
+	walk_begin();
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
 		if (fd1 > fd && (best < 0 || fd1 - 1 < best))
 			best = fd1 - 1;
 	}
+	walk_end();
 	return best;
 }
 
@@ -446,11 +566,13 @@ static void drop_files(void)
 
 	if (!atomic_load(&used) || !mine())
 		return;
+	walk_begin();
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
 		if (fd1 > 0 && s->kind == KEPT_FILE)
 			release(s, fd1, true);
 	}
+	walk_end();
 }
 
 static bool same_file(int fd, const struct vma *v)
@@ -499,9 +621,11 @@ static int program_fd(const struct vma *v)
 			if (fd == dir || is_shim_fd(fd) || !same_file(fd, v) ||
 			    !writable(fd))
 				continue;
-			copy = fcntl(fd, F_DUPFD_CLOEXEC, fd_floor());
-			if (copy < 0)
-				copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+			/*
+			 * At the program's next number for a moment: moved
+			 * up once it is known to be the file (shim_fd()).
+			 */
+			copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 			if (copy < 0)
 				continue;
 			/* Another thread may have given the number to another file. */
@@ -529,11 +653,15 @@ int kept_file(const struct vma *v)
  * A descriptor for the file of the VM_SHARED VMA V that the shim does not
  * keep yet, open for reading and writing (as the file of a VM_SHARED VMA
  * was), kept from now until the file is unmapped; -1 when there is none.
+ * *ONCE is set when it could not be kept: done_once() after the remap.
  */
-int find_file(struct vma *v)
+int find_file(struct vma *v, bool *once)
 {
 	char path[80], a[24], b[24];
 	int fd;
+	bool low;
+
+	*once = false;
 
 	fd = program_fd(v);
 	if (fd < 0) {
@@ -556,16 +684,19 @@ int find_file(struct vma *v)
 		close_unlocked(fd, v->start, v->end - v->start);
 		return -1;
 	}
-	fd = shim_fd(fd, false);
+	fd = shim_fd(fd, false, &low);
 	/*
 	 * Closing it now would drop the process's POSIX locks on the file;
 	 * it is closed when the file is unmapped, after a look for them.
 	 */
-	if (!keep(fd, KEPT_FILE, v->start, v->end - v->start)) {
-		close_unlocked(fd, v->start, v->end - v->start);
-		return -1;
-	}
+	*once = low || !keep(fd, KEPT_FILE, v->start, v->end - v->start);
 	return fd;
+}
+
+/* FD, from find_file(), served one remap of [addr, addr + len). */
+void done_once(int fd, unsigned long addr, unsigned long len)
+{
+	close_unlocked(fd, addr, len);
 }
 
 /* In a fork() child: the table is its own now; what it does not map goes. */
@@ -576,14 +707,22 @@ void files_after_fork(void)
 	int fd1;
 
 	atomic_store(&owner, getpid());
+	/* Walks of other threads of the parent are not the child's. */
+	atomic_store(&walkers, 0);
+	maps_after_fork();
 	if (!atomic_load(&used))
 		return;
+	walk_begin();
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
 		if (fd1 > 0 && !file_mapped_in(s->dev, s->ino, atomic_load(&s->lo),
 					       atomic_load(&s->hi)))
 			release(s, fd1, true);
 	}
+	walk_end();
+	/* The child's own maps, for what it keeps. */
+	if (atomic_load(&used))
+		maps_hold();
 }
 
 /* ---- the program's own descriptor calls ---- */

@@ -114,7 +114,7 @@ static long emulate(unsigned long start, unsigned long size,
 	unsigned long page = shim_page_size();
 	struct vma v;
 	int fd, mflags;
-	bool locked;
+	bool locked, once = false;
 	long ret;
 
 	/* The kernel's checks, in its order (mm/remap_file_pages.c). */
@@ -140,7 +140,7 @@ static long emulate(unsigned long start, unsigned long size,
 			atomic_fetch_add(&emulated, 1);
 			return ret;
 		}
-		fd = find_file(&v);
+		fd = find_file(&v, &once);
 	}
 	if (fd < 0) {
 		char a[24], b[24];
@@ -156,6 +156,8 @@ static long emulate(unsigned long start, unsigned long size,
 	if (locked)
 		mflags |= MAP_LOCKED;
 	ret = sys_mmap(start, size, prot, mflags, fd, pgoff) == MAP_FAILED ? -errno : 0;
+	if (once)
+		done_once(fd, start, size);
 	atomic_fetch_add(&emulated, 1);
 	return ret;
 }
@@ -246,15 +248,29 @@ static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
 				    int flags)
 {
 	unsigned long page = shim_page_size();
+	bool low;
 	int fd;
 	void *p;
 
-	/* Half the shim's numbers at most: the program's descriptors first. */
+	/* A quarter of the descriptor limit at most: the program's first. */
 	if (!room_for_memfd())
 		return MAP_FAILED;
-	fd = shim_fd(syscall(SYS_memfd_create, "rfp-compat", MFD_CLOEXEC), true);
-	if (fd < 0)
+	/*
+	 * The kernel charges shared anonymous memory against overcommit,
+	 * and a memfd not: it is asked first, with the program's flags, so
+	 * that what it would refuse is refused (by the fallback's own call).
+	 */
+	p = sys_mmap(0, len, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS |
+		     (flags & MAP_NORESERVE), -1, 0);
+	if (p == MAP_FAILED)
 		return MAP_FAILED;
+	syscall(SYS_munmap, p, len);
+	fd = shim_fd(syscall(SYS_memfd_create, "rfp-compat", MFD_CLOEXEC), true, &low);
+	if (fd < 0 || low) {
+		if (fd >= 0)
+			sys_close(fd);
+		return MAP_FAILED;
+	}
 	if (ftruncate(fd, (len + page - 1) & ~(page - 1))) {
 		sys_close(fd);
 		return MAP_FAILED;

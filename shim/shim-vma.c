@@ -125,35 +125,40 @@ static int range_vmas(unsigned long start, unsigned long end,
 }
 
 /*
- * /proc/self/maps, kept open for PROCMAP_QUERY: -1 before the first
- * query, and again in a child (whose maps it is not).  The descriptor is
- * checked by its answer: a program that closed it, or reused its number,
- * gets no answer from it, and the shim opens another.
+ * /proc/self/maps, held open for PROCMAP_QUERY while the shim keeps a
+ * descriptor (shim-files.c): the lookup that tells when a kept file is
+ * unmapped must work in a process that has run out of descriptors.
+ * With nothing kept, nothing is held: a query opens it for the call.
+ * -1 when not held.  The descriptor is checked by its answer: a program
+ * that closed it, or reused its number, gets no answer from it.
  */
 static _Atomic int maps_fd = -1;
 static _Atomic pid_t maps_pid;
 
-/*
- * This process's /proc/self/maps open: its descriptor, or -1.  A child's
- * copy of its parent's is closed first (the number is the shim's), so
- * that a process out of descriptors still gets its own.
- */
-int maps_open(void)
+/* The held descriptor, if this process's (not a vfork() child's). */
+static int maps_held(void)
 {
-	pid_t pid = getpid();
 	int fd = atomic_load(&maps_fd);
 
-	if (fd >= 0 && atomic_load(&maps_pid) == pid)
-		return fd;
-	if (fd >= 0 && atomic_compare_exchange_strong(&maps_fd, &fd, -1))
-		sys_close(fd);
-	fd = shim_fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC), true);
-	if (fd < 0)
-		return -1;
-	atomic_store(&maps_pid, pid);
-	/* Another thread may have opened one meanwhile: one is kept. */
-	int none = -1;
+	return fd >= 0 && atomic_load(&maps_pid) == getpid() ? fd : -1;
+}
 
+/* Hold /proc/self/maps open: its descriptor, or -1. */
+int maps_hold(void)
+{
+	int fd = maps_held(), none = -1;
+	bool low;
+
+	if (fd >= 0)
+		return fd;
+	fd = shim_fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC), true, &low);
+	if (fd < 0 || low) {
+		if (fd >= 0)
+			sys_close(fd);
+		return -1;
+	}
+	atomic_store(&maps_pid, getpid());
+	/* Another thread may have opened one meanwhile: one is held. */
 	if (!atomic_compare_exchange_strong(&maps_fd, &none, fd)) {
 		sys_close(fd);
 		return none;
@@ -161,16 +166,34 @@ int maps_open(void)
 	return fd;
 }
 
+/* Nothing is kept any more: close the held descriptor. */
+void maps_release(void)
+{
+	int fd = maps_held();
+
+	if (fd >= 0 && atomic_compare_exchange_strong(&maps_fd, &fd, -1))
+		sys_close(fd);
+}
+
+/* In a fork() child: the held descriptor is of its parent's maps. */
+void maps_after_fork(void)
+{
+	int fd = atomic_exchange(&maps_fd, -1);
+
+	if (fd >= 0)
+		sys_close(fd);
+}
+
 /* The shim's descriptor of /proc/self/maps, or -1. */
 int maps_fd_now(void)
 {
-	return atomic_load(&maps_fd);
+	return maps_held();
 }
 
 /* The program closed the numbers FIRST to LAST. */
 void maps_forget(unsigned int first, unsigned int last)
 {
-	int fd = atomic_load(&maps_fd);
+	int fd = maps_held();
 
 	if (fd >= 0 && (unsigned int)fd >= first && (unsigned int)fd <= last)
 		atomic_compare_exchange_strong(&maps_fd, &fd, -1);
@@ -178,12 +201,9 @@ void maps_forget(unsigned int first, unsigned int last)
 
 static int maps_query(struct rfp_procmap_query *q)
 {
-	int fd, tries;
+	int fd = maps_held(), ret;
 
-	for (tries = 0; tries < 2; tries++) {
-		fd = maps_open();
-		if (fd < 0)
-			return -ENOTTY;
+	if (fd >= 0) {
 		if (!ioctl(fd, RFP_PROCMAP_QUERY, q))
 			return 0;
 		if (errno == ENOENT)
@@ -191,7 +211,12 @@ static int maps_query(struct rfp_procmap_query *q)
 		/* Not (or no longer) ours: leave that number to the program. */
 		atomic_compare_exchange_strong(&maps_fd, &fd, -1);
 	}
-	return -ENOTTY;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOTTY;
+	ret = ioctl(fd, RFP_PROCMAP_QUERY, q) ? (errno == ENOENT ? -ENOENT : -ENOTTY) : 0;
+	sys_close(fd);
+	return ret;
 }
 
 /*

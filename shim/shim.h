@@ -70,7 +70,9 @@ struct vma {
 int lookup(unsigned long start, unsigned long end, struct vma *v, bool *locked);
 int query_vma(unsigned long addr, struct vma *v, bool name);
 bool file_mapped_in(dev_t dev, ino_t ino, unsigned long lo, unsigned long hi);
-int maps_open(void);
+int maps_hold(void);
+void maps_release(void);
+void maps_after_fork(void);
 int maps_fd_now(void);
 void maps_forget(unsigned int first, unsigned int last);
 
@@ -83,8 +85,9 @@ void locks_after_fork(void);
 
 /* shim-files.c */
 int kept_file(const struct vma *v);
-int find_file(struct vma *v);
-int shim_fd(int fd, bool fresh);
+int find_file(struct vma *v, bool *once);
+void done_once(int fd, unsigned long addr, unsigned long len);
+int shim_fd(int fd, bool fresh, bool *low);
 bool room_for_memfd(void);
 void files_after_fork(void);
 void keep_mapped(int fd, unsigned long addr, unsigned long len);
