@@ -29,13 +29,14 @@ for g in off $([ "$KERNELS" = one ] || echo norfp); do
 		"/compat/rfp-compat --glibc-only /compat/rfp-compat-test -t glibc_only_without_filter"
 	# Shared anonymous memory charged as the kernel charges it, under
 	# each overcommit mode (the guest's own setting, put back after).
-	test_cmd compat-overcommit "old=\$(cat /proc/sys/vm/overcommit_memory); rc=0
-for m in 1 2; do
-	echo \$m >/proc/sys/vm/overcommit_memory &&
-	/compat/rfp-compat -q /compat/rfp-compat-test -t overcommit_like_the_kernel || rc=1
-done
+	for m in 1 2; do
+		test_cmd "compat-overcommit-$m" "old=\$(cat /proc/sys/vm/overcommit_memory)
+echo $m >/proc/sys/vm/overcommit_memory || exit 1
+/compat/rfp-compat -q /compat/rfp-compat-test -t overcommit_like_the_kernel
+rc=\$?
 echo \$old >/proc/sys/vm/overcommit_memory
 exit \$rc"
+	done
 	# A case that skips because "this kernel has no remap_file_pages()"
 	# ran without the shim: that is a failure here.
 	for b in $(user_bits); do

@@ -2249,14 +2249,14 @@ static int launch_from(const char *dir, const char *lib, bool link,
 	ssize_t n, len = 0;
 	pid_t pid;
 
-	snprintf(launcher, sizeof(launcher), "%s/rfp-compat", own_dir());
-	snprintf(to, sizeof(to), "%s/rfp-compat", dir);
+	snprintf(launcher, sizeof(launcher), "%.3900s/rfp-compat", own_dir());
+	snprintf(to, sizeof(to), "%.3900s/rfp-compat", dir);
 	if (copy_file(launcher, to))
 		return -1;
-	snprintf(to, sizeof(to), "%s/librfp-compat.so", dir);
+	snprintf(to, sizeof(to), "%.3900s/librfp-compat.so", dir);
 	if (link ? symlink(lib, to) : copy_file(lib, to))
 		return -1;
-	snprintf(launcher, sizeof(launcher), "%s/rfp-compat", dir);
+	snprintf(launcher, sizeof(launcher), "%.3900s/rfp-compat", dir);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return -1;
@@ -2293,9 +2293,9 @@ static void remove_launcher(const char *dir)
 {
 	char path[PATH_MAX + 64];
 
-	snprintf(path, sizeof(path), "%s/rfp-compat", dir);
+	snprintf(path, sizeof(path), "%.3900s/rfp-compat", dir);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/librfp-compat.so", dir);
+	snprintf(path, sizeof(path), "%.3900s/librfp-compat.so", dir);
 	unlink(path);
 	rmdir(dir);
 }
@@ -2314,9 +2314,9 @@ TEST(launcher_path_with_space_or_colon)
 
 	NEEDS_SHIM();
 	ASSERT_NE(NULL, getcwd(cwd, sizeof(cwd)));
-	snprintf(lib, sizeof(lib), "%s/librfp-compat.so", own_dir());
+	snprintf(lib, sizeof(lib), "%.3900s/librfp-compat.so", own_dir());
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(dir, sizeof(dir), "%s/%s", cwd, names[i]);
+		snprintf(dir, sizeof(dir), "%.3900s/%s", cwd, names[i]);
 		ASSERT_NE(NULL, mkdtemp(dir));
 		status = launch_from(dir, lib, false, out, sizeof(out));
 		remove_launcher(dir);
@@ -2337,9 +2337,9 @@ TEST(launcher_library_that_cannot_load)
 	NEEDS_SHIM();
 	ASSERT_NE(NULL, getcwd(cwd, sizeof(cwd)));
 	/* Not an ELF library at all: this source's neighbour, a text file. */
-	snprintf(dir, sizeof(dir), "%s/rfp-lib.XXXXXX", cwd);
+	snprintf(dir, sizeof(dir), "%.3900s/rfp-lib.XXXXXX", cwd);
 	ASSERT_NE(NULL, mkdtemp(dir));
-	snprintf(lib, sizeof(lib), "%s/rfp-compat.txt", dir);
+	snprintf(lib, sizeof(lib), "%.3900s/rfp-compat.txt", dir);
 	FILE *f = fopen(lib, "w");
 
 	ASSERT_NE(NULL, f);
@@ -2351,10 +2351,10 @@ TEST(launcher_library_that_cannot_load)
 	EXPECT_SHIM_OR_REFUSED(status, out, "a text file as the library");
 	EXPECT_NE(0, WEXITSTATUS(status));
 	/* The library of the other word size, where there is one. */
-	snprintf(lib, sizeof(lib), "%s/librfp-compat%d.so", own_dir(),
+	snprintf(lib, sizeof(lib), "%.3900s/librfp-compat%d.so", own_dir(),
 		 sizeof(long) == 8 ? 32 : 64);
 	if (!access(lib, R_OK)) {
-		snprintf(dir, sizeof(dir), "%s/rfp-lib.XXXXXX", cwd);
+		snprintf(dir, sizeof(dir), "%.3900s/rfp-lib.XXXXXX", cwd);
 		ASSERT_NE(NULL, mkdtemp(dir));
 		status = launch_from(dir, lib, false, out, sizeof(out));
 		remove_launcher(dir);
@@ -2375,7 +2375,7 @@ static int noexec_launch(void)
 	if (mount("rfp", "lib", "tmpfs", MS_NOEXEC, NULL))
 		return 254;
 	/* The launcher where it may run, its library a link into the mount. */
-	snprintf(lib, sizeof(lib), "%s/librfp-compat.so", own_dir());
+	snprintf(lib, sizeof(lib), "%.3900s/librfp-compat.so", own_dir());
 	if (copy_file(lib, "lib/librfp-compat.so"))
 		return 253;
 	status = launch_from(".", "lib/librfp-compat.so", true, out, sizeof(out));
