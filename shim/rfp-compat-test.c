@@ -481,7 +481,12 @@ TEST_F(window, all_signals_blocked)
 }
 
 /* Runs this program again as ARGV (with ENV added), its stderr in OUT. */
-static int run_self(char *const argv[], const char *env, char *out, size_t size)
+/*
+ * PATH run with ARGV, ENV added to the environment (or LD_PRELOAD taken
+ * out, for "-LD_PRELOAD"): its wait status, and its stderr in OUT.
+ */
+static int run_program(const char *path, char *const argv[], const char *env,
+		       char *out, size_t size)
 {
 	int p[2], status;
 	ssize_t n, len = 0;
@@ -492,9 +497,11 @@ static int run_self(char *const argv[], const char *env, char *out, size_t size)
 	pid = fork();
 	if (pid == 0) {
 		dup2(p[1], 2);
-		if (env)
+		if (env && !strcmp(env, "-LD_PRELOAD"))
+			unsetenv("LD_PRELOAD");
+		else if (env)
 			putenv((char *)env);
-		execv("/proc/self/exe", argv);
+		execv(path, argv);
 		_exit(127);
 	}
 	close(p[1]);
@@ -504,6 +511,11 @@ static int run_self(char *const argv[], const char *env, char *out, size_t size)
 	close(p[0]);
 	waitpid(pid, &status, 0);
 	return status;
+}
+
+static int run_self(char *const argv[], const char *env, char *out, size_t size)
+{
+	return run_program("/proc/self/exe", argv, env, out, size);
 }
 
 static int seccomp_filters(void);
@@ -2245,9 +2257,7 @@ static int launch_from(const char *dir, const char *lib, bool link,
 {
 	char launcher[PATH_MAX + 64], to[PATH_MAX + 64], self[PATH_MAX];
 	char *argv[] = { launcher, "-q", self, "--child", "launched", NULL };
-	int p[2], status;
-	ssize_t n, len = 0;
-	pid_t pid;
+	ssize_t n;
 
 	snprintf(launcher, sizeof(launcher), "%.3900s/rfp-compat", own_dir());
 	snprintf(to, sizeof(to), "%.3900s/rfp-compat", dir);
@@ -2261,23 +2271,8 @@ static int launch_from(const char *dir, const char *lib, bool link,
 	if (n <= 0)
 		return -1;
 	self[n] = '\0';
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 2);
-		/* As from a shell that has no shim: rfp-compat gives one. */
-		unsetenv("LD_PRELOAD");
-		execv(launcher, argv);
-		_exit(127);
-	}
-	close(p[1]);
-	while ((n = read(p[0], out + len, size - 1 - len)) > 0)
-		len += n;
-	out[len] = '\0';
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	return status;
+	/* As from a shell that has no shim: rfp-compat gives one. */
+	return run_program(launcher, argv, "-LD_PRELOAD", out, size);
 }
 
 /* Either the program ran with the shim (0), or it did not run: 126 and why. */
