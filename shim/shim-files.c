@@ -118,9 +118,11 @@ static int dup_high(int fd)
 {
 	int top = fd_limit() - 1, step, high = -1;
 
+	/* From the top down, by steps that double: a few calls at most. */
 	for (step = 1; top - step + 1 > fd && high < 0; step *= 2)
 		high = fcntl(fd, F_DUPFD_CLOEXEC, top - step + 1);
-	if (high < 0 && top - step + 1 <= fd && step > 1)
+	/* The steps may have jumped over the numbers just above FD. */
+	if (high < 0 && fd < top)
 		high = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
 	return high;
 }
