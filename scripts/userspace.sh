@@ -7,6 +7,12 @@
 
 bash "$TOP/scripts/tree.sh" patched
 
+# One command builds the user space at a time (a boot copies the archives
+# out under the same lock, shared: scripts/boot.sh); the tree is read
+# under its shared lock.
+lock "$US_LOCK" "building the user space ($US)"
+lock "$TREE_LOCK" "building the user space from $KTREE" -s
+
 mkdir -p "$US/bin"
 
 # Exported headers of the patched tree, for each ARCH= the kselftests are
