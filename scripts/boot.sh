@@ -73,8 +73,22 @@ KERNEL_IMAGE=$RUN/kernel
 # (scripts/userspace.sh), held until this boot's initramfs is made.
 lock "$US_LOCK" "copying the archives of $US to boot them" -s
 [ -f "$US/base.cpio" ] || die "no initramfs at $US/base.cpio (scripts/userspace.sh)"
-cat "$US/base.cpio" >"$RUN/base.cpio"
-cat ${CPIOS[@]+"${CPIOS[@]}"} </dev/null >"$RUN/extra.cpio"
+# An archive of the user space (base.cpio, compat.cpio) goes with its
+# 32-bit programs' (base32.cpio, compat32.cpio) when the mode built them
+# (USER32=1: scripts/run.sh, needs user32; scripts/userspace.sh).
+with32() { # ARCHIVE...
+	local a
+	for a in "$@"; do
+		echo "$a"
+		case "$a" in "$US"/*.cpio) ;; *) continue ;; esac
+		[ "${USER32:-0}" = 1 ] && [ -f "${a%.cpio}32.cpio" ] || continue
+		echo "${a%.cpio}32.cpio"
+	done
+}
+mapfile -t base < <(with32 "$US/base.cpio")
+mapfile -t extra < <(with32 ${CPIOS[@]+"${CPIOS[@]}"})
+cat "${base[@]}" >"$RUN/base.cpio"
+cat ${extra[@]+"${extra[@]}"} </dev/null >"$RUN/extra.cpio"
 
 # An initramfs for one boot in DIR: the base archive, then one holding /job
 # (and /prog) and the kernel's config where tests look for it, then the
