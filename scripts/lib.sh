@@ -229,10 +229,10 @@ unlock() { # FILE: let go of FILE's lock
 	unset "LOCK_FD[$file]"
 }
 
-# The lock of a kernel build directory: kernel builds hold it alone,
-# boots while they copy the kernel out.
+# The lock of a kernel build directory, in it: kernel builds hold it
+# alone, boots while they copy the kernel out.
 obj_lock() { # OBJ
-	echo "$1.lock"
+	echo "$1/.rfp-lock"
 }
 TREE_LOCK=$TC/tree.lock
 US_LOCK=$US.lock
