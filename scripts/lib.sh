@@ -100,6 +100,11 @@ run_logged() {
 	"$@" >"$log" 2>&1 &
 	pid=$!
 	(
+		# Its sleep would hold the caller's locks (lock, below) past
+		# its end: it lets go of them.
+		for fd in ${LOCK_FD[@]+"${LOCK_FD[@]}"}; do
+			exec {fd}>&-
+		done
 		while sleep 30; do
 			tick=$(($(date +%s) - t0))
 			printf '    ... %dm%02ds: %s\n' $((tick / 60)) $((tick % 60)) \
