@@ -44,6 +44,10 @@ SETTINGS := TREE ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM S
 export $(SETTINGS)
 # The list itself, for the scripts (scripts/lib.sh checks each is set).
 export RFP_SETTINGS := $(SETTINGS)
+# The command, as a lock's holder names it to a command that waits for it
+# (scripts/lib.sh, lock).
+RFP_WHO ?= make $(or $(MAKECMDGOALS),help)
+export RFP_WHO
 
 S := scripts
 MODES := $(sort $(basename $(notdir $(wildcard modes/*.sh))))

@@ -55,10 +55,40 @@ done
 [ -n "$OBJ" ] && [ -n "$RUN" ] || die "usage: boot.sh --obj KBUILD_DIR --run DIR [options] JOB [PROG] (or --shell)"
 case "$TIMEOUT" in '' | *[!0-9]*) die "TIMEOUT (--timeout) wants seconds (got '$TIMEOUT')" ;; esac
 case "$ACCEL" in auto | kvm | tcg) ;; *) die "ACCEL (--accel): use kvm, tcg or auto (got '$ACCEL')" ;; esac
-KERNEL_IMAGE=$OBJ/$KIMAGE
-[ -f "$KERNEL_IMAGE" ] || die "no kernel at $KERNEL_IMAGE: build it first (make kernel ARCH=$ARCH)"
-[ -f "$US/base.cpio" ] || die "no initramfs at $US/base.cpio (scripts/userspace.sh)"
 mkdir -p "$RUN"
+
+# The kernel, its config and release, copied into the run under the build
+# directory's lock (shared: boots copy together, a build of this kernel
+# waits for them and they for it; scripts/build.sh), so that a rebuild
+# during the boot cannot change what it boots.
+lock "$(obj_lock "$OBJ")" "copying the kernel of $OBJ to boot it" -s
+[ -f "$OBJ/$KIMAGE" ] || die "no kernel at $OBJ/$KIMAGE: build it first (make kernel ARCH=$ARCH)"
+cp "$OBJ/$KIMAGE" "$RUN/kernel"
+cp "$OBJ/.config" "$RUN/kernel.config"
+KRELEASE=$(cat "$OBJ/include/config/kernel.release")
+unlock "$(obj_lock "$OBJ")"
+KERNEL_IMAGE=$RUN/kernel
+
+# The archives, the same way under the user space's lock
+# (scripts/userspace.sh), held until this boot's initramfs is made.
+lock "$US_LOCK" "copying the archives of $US to boot them" -s
+[ -f "$US/base.cpio" ] || die "no initramfs at $US/base.cpio (scripts/userspace.sh)"
+# An archive of the user space (base.cpio, compat.cpio) goes with its
+# 32-bit programs' (base32.cpio, compat32.cpio) when the mode built them
+# (USER32=1: scripts/run.sh, needs user32; scripts/userspace.sh).
+with32() { # ARCHIVE...
+	local a
+	for a in "$@"; do
+		echo "$a"
+		case "$a" in "$US"/*.cpio) ;; *) continue ;; esac
+		[ "${USER32:-0}" = 1 ] && [ -f "${a%.cpio}32.cpio" ] || continue
+		echo "${a%.cpio}32.cpio"
+	done
+}
+mapfile -t base < <(with32 "$US/base.cpio")
+mapfile -t extra < <(with32 ${CPIOS[@]+"${CPIOS[@]}"})
+cat "${base[@]}" >"$RUN/base.cpio"
+cat ${extra[@]+"${extra[@]}"} </dev/null >"$RUN/extra.cpio"
 
 # An initramfs for one boot in DIR: the base archive, then one holding /job
 # (and /prog) and the kernel's config where tests look for it, then the
@@ -67,10 +97,10 @@ make_initrd() { # dir job [prog]
 	local dir=$1
 	{
 		echo "/job $2"
-		echo "/boot/config-$(cat "$OBJ/include/config/kernel.release") $OBJ/.config"
+		echo "/boot/config-$KRELEASE $RUN/kernel.config"
 		[ -z "${3:-}" ] || echo "/prog $3"
 	} | bash "$TOP/scripts/cpio.sh" "$dir/job.cpio"
-	cat "$US/base.cpio" "$dir/job.cpio" ${CPIOS[@]+"${CPIOS[@]}"} >"$dir/initrd.cpio"
+	cat "$RUN/base.cpio" "$dir/job.cpio" "$RUN/extra.cpio" >"$dir/initrd.cpio"
 }
 
 # A fresh ext4 image each boot, so that every run starts from the same disk.
@@ -108,6 +138,9 @@ APPEND="console=$CONSOLE loglevel=7 panic=-1 oops=panic $PORTS_ARGS${BOOTARGS:+ 
 choose_accel() {
 	local probe=$RUN/kvm-probe
 	ACCEL_USED=$ACCEL
+	# One probe at a time; a boot that waited for it takes its answer.
+	[ "$ACCEL" != auto ] || [ "$ICOUNT" = 1 ] || [ -f "$ACCEL_CACHE" ] ||
+		lock "$ACCEL_CACHE.lock" "probing KVM"
 	if [ "$ACCEL" != auto ]; then
 		:
 	elif [ "$ICOUNT" = 1 ]; then
@@ -142,6 +175,7 @@ choose_accel() {
 	tcg) ACCEL_ARGS=(-accel tcg -cpu "$QEMU_CPU") ;;
 	*) die "$ACCEL_CACHE says '$ACCEL_USED': delete it to probe again" ;;
 	esac
+	[ -z "${LOCK_FD[$ACCEL_CACHE.lock]:-}" ] || unlock "$ACCEL_CACHE.lock"
 }
 
 # Lines of a kernel log that mean the kernel is not well.
@@ -156,6 +190,7 @@ choose_accel
 if [ "$SHELL_MODE" = 1 ]; then
 	echo ': unused' >"$RUN/shell.job"
 	make_initrd "$RUN" "$RUN/shell.job"
+	unlock "$US_LOCK"
 	make_disk "$RUN"
 	qemu_cmd "$RUN" "${ACCEL_ARGS[@]}"
 	echo "==> booting $OBJ ($ACCEL_USED) with a shell on this terminal"
@@ -166,6 +201,7 @@ fi
 job=${1:?usage: boot.sh --obj DIR --run DIR [options] JOB [PROG]}
 prog=${2:-}
 make_initrd "$RUN" "$job" "$prog"
+unlock "$US_LOCK"
 make_disk "$RUN"
 qemu_cmd "$RUN" "${ACCEL_ARGS[@]}"
 serial_files "$RUN"

@@ -21,6 +21,14 @@ else
 	[ "$KERNEL" != stock ] || LENIENT=1
 fi
 
+# One build a build directory at a time; a boot copies the kernel out
+# under the same lock (scripts/boot.sh), so that it never reads a
+# half-written image, and a build of another directory keeps no boot
+# waiting.  The tree is read under its shared lock: scripts/tree.sh
+# changes it only when no build reads it.
+lock "$(obj_lock "$OBJ")" "building kernel $KERNEL-$CONFIG ($OBJ)"
+[ "$KERNEL" = bisect ] || lock "$TREE_LOCK" "building kernel $KERNEL-$CONFIG from $SRC" -s
+
 fragments=("$TOP/config/base.config" "$TOP/config/tree/$TREE.config" "$TOP/config/arch/$ARCH.config")
 [ "$CONFIG" = base ] || fragments+=("$TOP/config/$CONFIG.config")
 

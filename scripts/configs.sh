@@ -82,7 +82,13 @@ new_warnings() { # PATCHED STOCK
 }
 
 bash "$TOP/scripts/tree.sh" patched >/dev/null
+# The stock tree too, now: tree.sh would wait for the lock below.
+bash "$TOP/scripts/tree.sh" stock >/dev/null
 OUT=$TC/build/configs
+# One make configs at a time in its build directories; the trees read
+# under their shared lock (scripts/tree.sh).
+lock "$(obj_lock "$OUT")" "building make configs' objects ($OUT)"
+lock "$TREE_LOCK" "building make configs' objects" -s
 n=0
 for c in "${CONFIGS[@]}"; do selected "${c%% *}" && n=$((n + 1)); done
 echo "1..$n"

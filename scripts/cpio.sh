@@ -34,5 +34,7 @@ list=$(
 		echo "file $dest $(readlink -f "$src") $mode 0 0"
 	done
 )
-"$gen" <(echo "$list") >"$out.new" || die "gen_init_cpio failed for $out"
-mv "$out.new" "$out"
+# Written under a name of its own, then renamed: a reader has the old
+# archive or the new one, whole, and two writers do not mix.
+"$gen" <(echo "$list") >"$out.new.$$" || { rm -f "$out.new.$$"; die "gen_init_cpio failed for $out"; }
+mv "$out.new.$$" "$out"

@@ -52,6 +52,9 @@ bb=$RFP_CACHE/debs/busybox-static-$BUSYBOX_ARCH
 [ ${#missing[@]} -eq 0 ] && { [ -z "$BUSYBOX_ARCH" ] || [ -x "$bb/bin/busybox" ]; } &&
 	{ [ -z "$SOURCE_SUITE" ] || [ -f "$TARBALL" ]; } && exit 0
 
+# One command installs at a time (apt would refuse a second); the next one
+# finds what the first installed.
+lock "$RFP_CACHE/deps.lock" "installing packages"
 sudo=
 if [ "$(id -u)" != 0 ]; then
 	command -v sudo >/dev/null || die "missing packages (${missing[*]} busybox-static:$BUSYBOX_ARCH) and not root: install them as root"

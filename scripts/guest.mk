@@ -1,7 +1,9 @@
 # Builds the user space of the guest that is not a kselftest: the demo, the
 # benchmark, the stress and fault-injection tools, and the base initramfs
 # (busybox, /init, the test binaries).  Called by scripts/userspace.sh, with
-# TOP, US (output directory), KTREE, SELFTESTS, and from config/arch/: CC64
+# TOP, US (output directory), KTREE, SELFTESTS (the kselftests of the
+# first word size, in base.cpio) and SELFTESTS32 (the second's, in
+# base32.cpio, when a mode needs them), and from config/arch/: CC64
 # and CC32, the compilers of the guest's 64- and 32-bit programs (either
 # may be empty), and BUSYBOX.
 
@@ -12,7 +14,7 @@ TOOL_H := $(TOP)/lib/rfp-tool.h
 # kselftest's runner and KTAP helpers, from the kernel tree.
 KSFT_DIR := $(KTREE)/tools/testing/selftests/kselftest
 
-all: $(US)/base.cpio $(US)/compat.cpio
+all: $(US)/base.cpio $(US)/compat.cpio $(US)/base32.cpio $(US)/compat32.cpio
 
 $(US)/bin/gen_init_cpio: $(KTREE)/usr/gen_init_cpio.c
 	$(HOSTCC) -O2 -o $@ $<
@@ -35,16 +37,18 @@ $(US)/bin/%: $(TOP)/tools/%.c $(TOP)/tools/sigbus-read.h \
 # /compat by their names), with the libraries they load, in compat.cpio; the
 # guests that refuse the syscall add it.  Where the kernel runs programs
 # of both word sizes, the 32-bit library serves the 32-bit ones (the
-# launcher picks one by the program's ELF class).
+# launcher picks one by the program's ELF class); it and the 32-bit
+# programs are in compat32.cpio, built when a mode needs them.
 COMPAT := $(US)/compat
 SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
 # The launcher looks for librfp-compat.so, of its own word size, and
 # librfp-compat32.so next to it.
 COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
-	$(if $(and $(CC64),$(CC32)),$(COMPAT)/librfp-compat32.so) \
 	$(COMPAT)/rfp-compat-test $(COMPAT)/librfp-compat-early.so \
 	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench $(PEERS) \
 	$(DYN_SELFTESTS)
+COMPAT32_BINS := $(if $(and $(CC64),$(CC32)),$(COMPAT)/librfp-compat32.so) \
+	$(DYN_SELFTESTS32)
 
 $(COMPAT)/rfp-compat: $(TOP)/shim/rfp-compat.c
 	@mkdir -p $(@D)
@@ -99,9 +103,22 @@ $(US)/compat.cpio: $(US)/compat.list $(COMPAT_BINS) $(TOP)/scripts/cpio.sh
 	@echo "    CPIO $(notdir $@)"
 	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<
 
+# The 32-bit programs under /compat and their libraries.
+$(US)/compat32.list: $(COMPAT32_BINS) $(TOP)/scripts/elf-libs.sh FORCE
+	@{ \
+	  for f in $(COMPAT32_BINS); do echo "/compat/$${f##*/} $$f"; done; \
+	  bash $(TOP)/scripts/elf-libs.sh $(COMPAT32_BINS) || exit 1; \
+	} >$@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(US)/compat32.cpio: $(US)/compat32.list $(COMPAT32_BINS) $(TOP)/scripts/cpio.sh
+	@echo "    CPIO $(notdir $@)"
+	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<
+
 GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
 	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
+TEST_BINS32 := $(SELFTESTS32:%=$(US)/mm/%)
 
 # The archive's list for scripts/cpio.sh: written on every run, replaced
 # only when it changes; it names this checkout's files, which a Makefile
@@ -128,6 +145,17 @@ FORCE:
 $(US)/base.cpio: $(US)/base.list $(US)/bin/gen_init_cpio $(BUSYBOX) \
 		$(TOP)/guest/init $(TOP)/guest/rfp-ktap $(GUEST_BINS) $(TEST_BINS) \
 		$(KSFT_DIR)/runner.sh $(KSFT_DIR)/ktap_helpers.sh \
+		$(TOP)/scripts/cpio.sh
+	@echo "    CPIO $(notdir $@)"
+	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<
+
+# The kselftests of the second word size, added to base.cpio's guests by
+# scripts/boot.sh when the mode needs them.
+$(US)/base32.list: FORCE
+	@for f in $(TEST_BINS32); do echo "/tests/$${f##*/} $$f"; done >$@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(US)/base32.cpio: $(US)/base32.list $(US)/bin/gen_init_cpio $(TEST_BINS32) \
 		$(TOP)/scripts/cpio.sh
 	@echo "    CPIO $(notdir $@)"
 	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<

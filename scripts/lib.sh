@@ -100,6 +100,11 @@ run_logged() {
 	"$@" >"$log" 2>&1 &
 	pid=$!
 	(
+		# Its sleep would hold the caller's locks (lock, below) past
+		# its end: it lets go of them.
+		for fd in ${LOCK_FD[@]+"${LOCK_FD[@]}"}; do
+			exec {fd}>&-
+		done
 		while sleep 30; do
 			tick=$(($(date +%s) - t0))
 			printf '    ... %dm%02ds: %s\n' $((tick / 60)) $((tick % 60)) \
@@ -184,3 +189,55 @@ tree_git() {
 	email=$(git -C "$TOP" config user.email || echo "rfp-harness@localhost")
 	git -C "$KTREE" -c user.name="$name" -c user.email="$email" "$@"
 }
+
+# Locks on what two harness commands share in the cache (flock(1) from
+# util-linux): the kernel trees ($TC/tree.lock), each kernel build
+# directory (its name and .lock), the user space ($US.lock), a mode's
+# runs and each run directory.  Builders hold a lock alone (-x), readers
+# together (-s); a lock is let go when its holder ends, or by unlock.  The
+# lock file names its last holder ("PID\tCOMMAND\tWHAT"), so that a waiter
+# can say whom it waits for.  RFP_WHO is the command a person typed
+# (the Makefile and ./rfp set it).
+RFP_WHO=${RFP_WHO:-${0##*/}}
+declare -A LOCK_FD=()
+lock() { # FILE WHAT [-x|-s]: wait for FILE's lock, saying for whom, and hold it
+	local file=$1 what=$2 how=${3:--x} fd pid who held
+	mkdir -p "$(dirname "$file")"
+	exec {fd}>>"$file"
+	if ! flock -n "$how" "$fd"; then
+		IFS=$'\t' read -r pid who held <"$file" 2>/dev/null || true
+		if [ -n "${pid:-}" ] && kill -0 "$pid" 2>/dev/null; then
+			note "waiting for $pid ($who) to finish $held"
+		else
+			note "waiting for another harness command to let go of $file"
+		fi
+		flock "$how" "$fd"
+	fi
+	printf '%s\t%s\t%s\n' "$$" "$RFP_WHO" "$what" >"$file"
+	LOCK_FD[$file]=$fd
+}
+
+try_lock() { # FILE WHAT: hold FILE's lock (-x) if it is free; else status 1
+	local file=$1 fd
+	mkdir -p "$(dirname "$file")"
+	exec {fd}>>"$file"
+	flock -n -x "$fd" || { exec {fd}>&-; return 1; }
+	printf '%s\t%s\t%s\n' "$$" "$RFP_WHO" "$2" >"$file"
+	LOCK_FD[$file]=$fd
+}
+
+unlock() { # FILE: let go of FILE's lock
+	local file=$1 fd=${LOCK_FD[$1]:?unlock: $1 is not locked} pid
+	IFS=$'\t' read -r pid _ <"$file" 2>/dev/null || true
+	[ "${pid:-}" != "$$" ] || : >"$file"
+	exec {fd}>&-
+	unset "LOCK_FD[$file]"
+}
+
+# The lock of a kernel build directory, in it: kernel builds hold it
+# alone, boots while they copy the kernel out.
+obj_lock() { # OBJ
+	echo "$1/.rfp-lock"
+}
+TREE_LOCK=$TC/tree.lock
+US_LOCK=$US.lock

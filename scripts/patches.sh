@@ -116,6 +116,8 @@ do_bisect() {
 	bash "$TOP/scripts/tree.sh" patched >/dev/null
 	[ $boot = 0 ] || bash "$TOP/scripts/userspace.sh"
 	local dir=$TC/bisect p i=0 n
+	# One make bisect at a time: the scratch tree is its own.
+	lock "$dir.lock" "running make bisect in $dir"
 	n=$(series | wc -l)
 	if [ ! -f "$dir/Makefile" ]; then
 		rm -rf "$dir"

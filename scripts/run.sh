@@ -101,7 +101,16 @@ user_space() {
 if [ "$mode" = run ] || [ "$mode" = shell ]; then
 	user_space
 	bash "$TOP/scripts/build.sh" "$KERNEL" "$CONFIG"
+	# The run's directory: runs/ARCH/KERNEL-CONFIG, or while another
+	# boot holds it, the first of KERNEL-CONFIG.2, .3... that none holds
+	# (the lock goes with boot.sh, exec'd below, to the boot's end).
 	RUN=$RUNS/${KERNEL}-${CONFIG}
+	n=1
+	until try_lock "$RUN.lock" "running $RUN"; do
+		n=$((n + 1))
+		RUN=$RUNS/${KERNEL}-${CONFIG}.$n
+	done
+	[ "$n" = 1 ] || note "another boot uses $RUNS/${KERNEL}-${CONFIG}: this one runs in $RUN"
 	mkdir -p "$RUN"
 	boot=(bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$RUN" "${BOOT_OPTS[@]}")
 	[ "$mode" = run ] || exec "${boot[@]}" --shell
@@ -132,7 +141,9 @@ JOB
 	exec "${boot[@]}" "$job"
 fi
 
+# One run of a mode at a time: its directory is its own.
 RUN=$RUNS/$mode
+lock "$RUN.lock" "running make $mode"
 rm -rf "$RUN"
 mkdir -p "$RUN"
 

@@ -19,14 +19,18 @@
 #  - make profile's report takes the tracer's cost out, and refuses a
 #    trace whose buffer filled;
 #  - an unknown TREE is refused with the list of trees, and a download of
-#    7.3's source that fails says what failed and what to do.
+#    7.3's source that fails says what failed and what to do;
+#  - two commands at once on one cache: a './rfp run' during a 'make
+#    check' that rebuilds the user space, and two builds of one kernel,
+#    each get what they asked for, whole; a boot does not wait for the
+#    build of another kernel.
 #
 # Runs with the kernel of KERNEL/CONFIG; its files are in runs/harness.
 # Prints its plan (the cases below: BASE_CASES with CONFIG=base, the one
 # of fault injection with CONFIG=debug) and exits non-zero when a case
 # failed.
 . "$(dirname "$0")/lib.sh"
-BASE_CASES=21
+BASE_CASES=23
 check_kernel_var
 
 dir=$RUNS/harness
@@ -436,5 +440,170 @@ elif grep -q "linux-source-7.3 comes from trixie-backports at file:$dir/no-mirro
 	ok "a failed download of 7.3's source names the package, the suite and the mirror"
 else
 	not_ok "a failed download of 7.3's source: $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+fi
+
+# 7. Harness commands at once, on one cache (scripts/lib.sh, lock): a
+# './rfp run' during a 'make check' that rebuilds the user space, and two
+# builds of one kernel.  Each in a cache of its own that links to this
+# one's trees, and with stand-ins that write a file half, wait, then
+# whole: a command that reads what another is writing sees the half.
+# Its tree, the sources and busybox of a cache of its own: links to this
+# cache's.
+lock_cache() { # DIR
+	local t=$1/$TREE
+	mkdir -p "$t/build/$ARCH" "$t/userspace"
+	ln -sfn "$KTREE" "$t/linux"
+	[ ! -e "$STOCK" ] || ln -sfn "$STOCK" "$t/stock"
+	for d in src debs; do
+		[ ! -e "$RFP_CACHE/$d" ] || ln -sfn "$RFP_CACHE/$d" "$1/$d"
+	done
+}
+slow=$dir/slowbin
+mkdir -p "$slow"
+real_gcc=$(command -v gcc)
+real_make=$(command -v make)
+# gcc, but the program at FAKE_SLOW is written half first, whole 8 s later.
+cat >"$slow/gcc" <<FAKE
+#!/bin/bash
+prev=
+for a in "\$@"; do
+	if [ "\$prev" = -o ] && [ "\$a" = "\${FAKE_SLOW:-}" ]; then
+		echo "half-written by a stand-in of gcc" >"\$a"
+		sleep 8
+	fi
+	prev=\$a
+done
+exec $real_gcc "\$@"
+FAKE
+# make, but a kernel build in FAKE_OBJ writes its image half ("start
+# PID"), then 6 s later whole ("end PID"), unless it is whole already;
+# configuring it does nothing.
+cat >"$slow/make" <<FAKE
+#!/bin/bash
+case " \$* " in
+*" O=\${FAKE_OBJ:-/nonexistent} "*) ;;
+*) exec $real_make "\$@" ;;
+esac
+img=\$FAKE_OBJ/$KIMAGE
+case " \$* " in *" ${KIMAGE##*/} "*) ;; *) exit 0 ;; esac
+if [ "\$(head -c 5 "\$img" 2>/dev/null)" = start ] && [ "\$(sed -n 's/^end //p' "\$img")" = "\$(sed -n 's/^start //p' "\$img")" ]; then
+	echo "make: '${KIMAGE##*/}' is up to date."
+	exit 0
+fi
+mkdir -p "\${img%/*}"
+echo "start \$\$" >"\$img"
+sleep 6
+echo "end \$\$" >>"\$img"
+echo "Kernel: $KIMAGE is ready  (#1)"
+FAKE
+chmod +x "$slow"/*
+# A QEMU stand-in that says which kselftests its initramfs holds, and
+# fails when a file in it is half-written.
+fake_qemu "$dir/qemu-archive" <<'FAKE'
+tests=$(grep -ao 'tests/remap_file_pages_[0-9]*' "$initrd" | sort -u | tr '\n' ' ')
+rc=0
+grep -aq 'half-written by a stand-in' "$initrd" && rc=1
+{
+	echo "TAP version 13"
+	echo "1..1"
+	echo "# archive: $tests"
+	if [ $rc = 0 ]; then echo "ok 1 archive"; else echo "not ok 1 archive # a half-written file"; fi
+} >"${serials[1]}"
+echo $rc >"${serials[2]}"
+FAKE
+
+# 7a. A './rfp run' during a 'make check' (a mode of the same needs) that
+# rebuilds the user space: rfp-demo, gone from the copy of the user space,
+# which both put in base.cpio.  The './rfp run' starts when make check's
+# rfp-demo is half-written; it must wait, boot base.cpio with whole files
+# and without the 32-bit kselftests, and make check with them.
+ca=$dir/cache-a
+lock_cache "$ca"
+ln -sfn "$OBJ" "$ca/$TREE/build/$ARCH/$KERNEL-$CONFIG"
+usa=$ca/$TREE/userspace/$ARCH
+mkdir -p "$usa"
+cp -a "$US/bin" "$US/mm" "$US"/usr-* "$US"/base*.list "$US"/base*.cpio "$usa/"
+rm -f "$usa/bin/rfp-demo"
+cat >"$dir/lock-check.sh" <<'MODE'
+needs user32
+guest one "$KERNEL" "$CONFIG"
+test_cmd a ": archive"
+MODE
+lock_run() { # NAME run.sh-args...: in cache-a, with the stand-ins
+	local name=$1
+	shift
+	# Not make check's USER32 and SHIM: each run's own.
+	env -u USER32 -u SHIM PATH="$slow:$PATH" FAKE_SLOW="$usa/bin/rfp-demo" RFP_CACHE="$ca" \
+		ACCEL=tcg RFP_WHO="$name (stand-in)" bash "$TOP/scripts/run.sh" --qemu "$dir/qemu-archive" "$@" \
+		>"$dir/lock-$name.log" 2>&1
+}
+check_rc=0 run_rc=0
+lock_run check "$dir/lock-check.sh" &
+check_pid=$!
+for _ in $(seq 1 600); do
+	grep -qs 'half-written' "$usa/bin/rfp-demo" && break
+	sleep 0.1
+done
+lock_run run run "$dir/exit-with" 0 || run_rc=$?
+wait "$check_pid" || check_rc=$?
+# What each asked for: the first word size's kselftest, and make check
+# every one that ARCH's kernel runs.
+want_run="tests/remap_file_pages_$(USER32=0 user_bits | head -n 1) "
+want_check=$(USER32=1 user_bits | sed 's|^|tests/remap_file_pages_|' | sort | tr '\n' ' ')
+if [ "$run_rc" = 0 ] && [ "$check_rc" = 0 ] &&
+	grep -qxF "# archive: $want_run" "$dir/lock-run.log" &&
+	grep -qxF "# # archive: $want_check" "$dir/lock-check.log" &&
+	grep -q 'waiting for [0-9]* (check (stand-in)) to finish building the user space' "$dir/lock-run.log"; then
+	ok "a ./rfp run during a make check that rebuilds the user space waits for it; each boots what it asked for, whole"
+else
+	not_ok "a ./rfp run during a make check's user-space build: run status $run_rc, check status $check_rc; $(grep -h '# archive' "$dir/lock-run.log" "$dir/lock-check.log" | tr '\n' ' ')" "$dir/lock-run.log"
+fi
+
+# 7b. Two builds of one kernel at once, the second started when the
+# first's image is half-written: it must wait, and find the image built;
+# each, when it returns, must see the whole image.  Meanwhile a boot of
+# another kernel must not wait for them.
+cb=$dir/cache-b
+lock_cache "$cb"
+fobj=$cb/$TREE/build/$ARCH/$KERNEL-$CONFIG
+mkdir -p "$fobj/include/config"
+cp -p "$OBJ/.config" "$OBJ/.rfp-config-key" "$fobj/"
+cp -p "$OBJ/include/config/kernel.release" "$fobj/include/config/"
+mkdir -p "$cb/$TREE/userspace/$ARCH/bin"
+cp -p "$US/base.cpio" "$cb/$TREE/userspace/$ARCH/"
+cp -p "$US/bin/gen_init_cpio" "$cb/$TREE/userspace/$ARCH/bin/"
+lock_build() { # NAME
+	env -u USER32 -u SHIM PATH="$slow:$PATH" FAKE_OBJ="$fobj" RFP_CACHE="$cb" \
+		RFP_WHO="build $1 (stand-in)" bash "$TOP/scripts/build.sh" "$KERNEL" "$CONFIG" >"$dir/lock-build-$1.log" 2>&1
+	local rc=$?
+	cp "$fobj/$KIMAGE" "$dir/lock-build-$1.image"
+	return $rc
+}
+b1_rc=0 b2_rc=0
+lock_build one &
+b1_pid=$!
+for _ in $(seq 1 300); do
+	[ "$(head -c 5 "$fobj/$KIMAGE" 2>/dev/null)" = start ] && break
+	sleep 0.1
+done
+lock_build two &
+b2_pid=$!
+echo 'exit 0' >"$dir/lock-other.job"
+other_rc=0
+env -u USER32 RFP_CACHE="$cb" bash "$TOP/scripts/boot.sh" --obj "$OBJ" --run "$dir/lock-other" \
+	--qemu "$dir/qemu-archive" --accel tcg --timeout 60 "$dir/lock-other.job" \
+	>"$dir/lock-other.log" 2>&1 || other_rc=$?
+grep -q '^end' "$fobj/$KIMAGE" && other_rc="$other_rc, after the build"
+wait "$b1_pid" || b1_rc=$?
+wait "$b2_pid" || b2_rc=$?
+whole() { # IMAGE: one build's, start to end
+	[ "$(wc -l <"$1")" = 2 ] && [ "$(sed -n 's/^start //p' "$1")" = "$(sed -n 's/^end //p' "$1")" ]
+}
+if [ "$b1_rc" = 0 ] && [ "$b2_rc" = 0 ] && [ "$other_rc" = 0 ] &&
+	whole "$dir/lock-build-one.image" && cmp -s "$dir/lock-build-one.image" "$dir/lock-build-two.image" &&
+	grep -q 'waiting for [0-9]* (build one (stand-in)) to finish building kernel' "$dir/lock-build-two.log"; then
+	ok "two builds of one kernel: the second waits for the first, each sees the whole image; a boot of another does not wait"
+else
+	not_ok "two builds of one kernel: status $b1_rc and $b2_rc, images '$(tr '\n' ' ' <"$dir/lock-build-one.image")' and '$(tr '\n' ' ' <"$dir/lock-build-two.image")', other boot $other_rc" "$dir/lock-build-two.log"
 fi
 exit "$failed"

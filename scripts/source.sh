@@ -10,6 +10,9 @@
 
 [ -n "$SOURCE_SUITE" ] || die "source.sh: TREE=$TREE's $SOURCE_PKG is installed, not downloaded"
 [ -f "$TARBALL" ] && exit 0
+# One download at a time; one that waited may find the tarball there.
+lock "$RFP_CACHE/src.lock" "downloading $SOURCE_PKG"
+[ -f "$TARBALL" ] && exit 0
 
 apt_dir=$RFP_CACHE/apt/$SOURCE_SUITE
 dest=$RFP_CACHE/src/$SOURCE_PKG

@@ -120,7 +120,26 @@ if [ "$want" = --series-hash ]; then
 	exit 0
 fi
 
+# Is there anything to do: unpack, apply the series again, add the stock
+# worktree?
+tree_work() {
+	[ -d "$KTREE/.git" ] && git -C "$KTREE" rev-parse -q --verify "$BASE_TAG" >/dev/null ||
+		return 0
+	case "$want" in
+	patched) [ "$(series_hash)" != "$(cut -d' ' -f1 "$KTREE/.git/rfp-applied" 2>/dev/null)" ] ;;
+	*) [ ! -f "$STOCK/Makefile" ] ;;
+	esac
+}
+
+# The trees are looked at with the kernel builds and user-space builds
+# that read them (shared), and changed by one command alone: a command
+# that must change them waits for those builds, and they for it.
 mkdir -p "$TC"
+lock "$TREE_LOCK" "looking at the kernel tree" -s
+if tree_work; then
+	unlock "$TREE_LOCK"
+	lock "$TREE_LOCK" "preparing the kernel tree $KTREE ($want)"
+fi
 [ -d "$KTREE/.git" ] && git -C "$KTREE" rev-parse -q --verify "$BASE_TAG" >/dev/null || unpack_tree
 
 case "$want" in

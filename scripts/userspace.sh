@@ -7,6 +7,12 @@
 
 bash "$TOP/scripts/tree.sh" patched
 
+# One command builds the user space at a time (a boot copies the archives
+# out under the same lock, shared: scripts/boot.sh); the tree is read
+# under its shared lock.
+lock "$US_LOCK" "building the user space ($US)"
+lock "$TREE_LOCK" "building the user space from $KTREE" -s
+
 mkdir -p "$US/bin"
 
 # Exported headers of the patched tree, for each ARCH= the kselftests are
@@ -30,9 +36,15 @@ done
 # and dynamically linked in mm-dyn/ for rfp-compat, which needs the
 # dynamic loader (the last EXTRA_CFLAGS= wins).  The mm Makefile names
 # them so on x86_64 only; elsewhere its remap_file_pages is renamed.
-SELFTESTS=()
+# The programs of the first word size go in base.cpio (and compat.cpio),
+# those of the second, where a mode needs them (USER32=1), in archives of
+# their own, base32.cpio (and compat32.cpio): make run and make check
+# build the same base.cpio, and neither rebuilds what the other built.
+first=$(USER32=0 user_bits | head -n 1)
+SELFTESTS=("remap_file_pages_$first")
+SELFTESTS32=()
 for b in $(user_bits); do
-	SELFTESTS+=("remap_file_pages_$b")
+	[ "$b" = "$first" ] || SELFTESTS32+=("remap_file_pages_$b")
 done
 build_selftest() { # OUTDIR WHAT BITS [make args...]
 	local out=$1 what=$2 b=$3 sarch=$SELFTEST_ARCH opt=() target
@@ -79,11 +91,14 @@ peer_paths() {
 	done
 }
 # The base initramfs always; rfp-compat's (compat.cpio) when the mode
-# needs the shim (SHIM=1: scripts/run.sh, needs shim).
+# needs the shim (SHIM=1: scripts/run.sh, needs shim); and their 32-bit
+# programs' archives when the mode needs them (scripts/boot.sh adds them).
 targets=("$US/base.cpio")
+[ ${#SELFTESTS32[@]} = 0 ] || targets+=("$US/base32.cpio")
 peers=
 if [ "${SHIM:-0}" = 1 ]; then
 	targets+=("$US/compat.cpio")
+	[ ${#SELFTESTS32[@]} = 0 ] || targets+=("$US/compat32.cpio")
 	peers=$(peer_paths) || exit 1
 fi
 cc32=$USER_CC32
@@ -93,4 +108,5 @@ cc32=$USER_CC32
 make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" KTREE="$KTREE" RFP_CACHE="$RFP_CACHE" \
 	CC64="$USER_CC64" CC32="$cc32" BUSYBOX="$BUSYBOX" \
 	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}" \
+	SELFTESTS32="${SELFTESTS32[*]}" DYN_SELFTESTS32="${SELFTESTS32[*]/#/$US/mm-dyn/}" \
 	PEERS="${peers//$'\n'/ }" "${targets[@]}"
