@@ -100,12 +100,13 @@ run_logged() {
 	"$@" >"$log" 2>&1 &
 	pid=$!
 	(
-		# Its sleep would hold the caller's locks (lock, below) past
-		# its end: it lets go of them.
+		# Its sleep, which outlives the kill below by up to 30s, would
+		# hold the caller's locks (lock, below) and its output (a
+		# $(...) would wait for it): it lets go of both.
 		for fd in ${LOCK_FD[@]+"${LOCK_FD[@]}"}; do
 			exec {fd}>&-
 		done
-		while sleep 30; do
+		while sleep 30 </dev/null >/dev/null 2>&1; do
 			tick=$(($(date +%s) - t0))
 			printf '    ... %dm%02ds: %s\n' $((tick / 60)) $((tick % 60)) \
 				"$(tail -n 1 "$log" | cut -c1-100)"
