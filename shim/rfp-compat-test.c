@@ -57,9 +57,33 @@ static long emulated(void)
 	return fn ? (long)fn() : -1;
 }
 
-/* The raw syscall, as PyPy-STM makes it (the seccomp filter's case). */
+/*
+ * The raw syscall as a program makes it without glibc's syscall(), which
+ * the shim answers itself: the seccomp filter's case.  libc's own
+ * syscall(), past the shim's, makes it so.
+ */
+static long (*libc_syscall)(long nr, ...);
+
+__attribute__((constructor))
+static void find_libc_syscall(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	libc_syscall = libc ? dlsym(libc, "syscall") : NULL;
+	if (!libc_syscall)
+		libc_syscall = syscall;
+}
+
 static int raw_rfp(void *addr, unsigned long npages, unsigned long pgoff,
 		   int flags)
+{
+	return libc_syscall(SYS_remap_file_pages, addr, npages * page, 0,
+			    pgoff, flags);
+}
+
+/* syscall(), as PyPy-STM makes the call. */
+static int syscall_rfp(void *addr, unsigned long npages, unsigned long pgoff,
+		       int flags)
 {
 	return rfp_remap(addr, npages, pgoff, flags);
 }
@@ -184,6 +208,26 @@ TEST_F(window, raw_syscall)
 {
 	ASSERT_EQ(0, reverse(self->w, raw_rfp));
 	ASSERT_TRUE(reversed(self->w));
+	ASSERT_EMULATED(PAGES);
+}
+
+/*
+ * glibc's syscall(): the remap answered as glibc's would answer it (errno
+ * as it was after a success), every other call passed to glibc's.
+ */
+TEST_F(window, glibc_syscall)
+{
+	errno = 1234;
+	ASSERT_EQ(0, reverse(self->w, syscall_rfp));
+	ASSERT_EQ(1234, errno);
+	ASSERT_TRUE(reversed(self->w));
+	ASSERT_EMULATED(PAGES);
+	ASSERT_EQ(getpid(), syscall(SYS_getpid));
+	errno = 0;
+	ASSERT_EQ(-1, syscall(SYS_close, -1));
+	ASSERT_EQ(EBADF, errno);
+	/* Six arguments through, the sixth too. */
+	ASSERT_EQ(0, syscall(SYS_prctl, PR_SET_NAME, "six args", 0, 0, 0, 0));
 	ASSERT_EMULATED(PAGES);
 }
 
@@ -784,8 +828,9 @@ static int seccomp_mode(void)
 
 /*
  * rfp-compat --glibc-only (RFP_COMPAT_SECCOMP=0) installs no filter:
- * glibc's wrapper is emulated, a raw call is not.  make compat runs this
- * case so; under the filter, which nothing removes, it skips.
+ * glibc's wrapper and its syscall() are emulated, a raw call is not.
+ * make compat runs this case so; under the filter, which nothing
+ * removes, it skips.
  */
 TEST(glibc_only_without_filter)
 {
@@ -802,8 +847,10 @@ TEST(glibc_only_without_filter)
 	ASSERT_EQ(0, reverse(w, glibc_rfp));
 	ASSERT_TRUE(reversed(w));
 	ASSERT_EQ(before + PAGES, emulated());
+	ASSERT_EQ(0, syscall_rfp(w, 1, 0, 0));
+	ASSERT_EQ(before + PAGES + 1, emulated());
 	raw_rfp(w, 1, 0, 0);
-	ASSERT_EQ(before + PAGES, emulated());
+	ASSERT_EQ(before + PAGES + 1, emulated());
 }
 
 /*

@@ -6,8 +6,9 @@
  *   rfp-compat [-q] [--glibc-only] [--always] [--] PROGRAM [ARGS...]
  *
  *   -q            no line on stderr when a process first emulates a call
- *   --glibc-only  no seccomp filter: only glibc's remap_file_pages() is
- *                 caught, not raw syscall()s (nothing inherited by children)
+ *   --glibc-only  no seccomp filter: only glibc's remap_file_pages() and
+ *                 syscall() are caught, not a raw syscall instruction
+ *                 (nothing inherited by children)
  *   --always      emulate where the kernel would remap itself (the kernel is
  *                 still asked, with a call it refuses)
  *

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * librfp-compat.so: the calls that do not go through glibc's wrapper.
+ * librfp-compat.so: the calls that go through neither glibc's wrapper nor
+ * its syscall() (shim-map.c).
  *
  * A seccomp filter traps remap_file_pages alone (SECCOMP_RET_TRAP, with
  * RFP_TRAP_DATA as its data) into a SIGSYS handler, which answers in the
@@ -416,7 +417,8 @@ static void after_fork(void)
 /*
  * Knobs (environment, rfp-compat sets them): RFP_COMPAT_QUIET=1 keeps the
  * one line a process prints when it first emulates a call;
- * RFP_COMPAT_SECCOMP=0 catches only glibc's wrapper (no filter);
+ * RFP_COMPAT_SECCOMP=0 catches only glibc's wrapper and syscall() (no
+ * filter);
  * RFP_COMPAT_ALWAYS=1 emulates where the kernel would do the remap.
  */
 __attribute__((constructor))
@@ -452,7 +454,7 @@ static void rfp_compat_init(void)
 		return;
 	if (install_filter()) {
 		if (!quiet)
-			say("rfp-compat: cannot install the seccomp filter: only glibc's remap_file_pages() is emulated, not raw syscall()s\n",
+			say("rfp-compat: cannot install the seccomp filter: only glibc's remap_file_pages() and syscall() are emulated\n",
 			    NULL);
 		atomic_store(&own_sigsys, false);
 		real_sigaction(SIGSYS, &program_sigsys, NULL);
