@@ -82,7 +82,7 @@ static _Atomic pid_t owner;	/* the process the table is of */
 /* Whether this process may change the table (it is not a vfork() child). */
 static bool mine(void)
 {
-	pid_t pid = getpid(), none = 0;
+	pid_t pid = self_pid(), none = 0;
 
 	return atomic_load(&owner) == pid ||
 	       atomic_compare_exchange_strong(&owner, &none, pid);
@@ -415,8 +415,11 @@ int shim_fd(int fd, bool fresh, bool *low)
 	return high;
 }
 
-/* A file the program maps shared and writable: kept if it has no name. */
-void keep_mapped(int fd, unsigned long addr, unsigned long len)
+/*
+ * A file the program maps shared and writable: kept if it has no name.
+ * The shim's descriptor that keeps it, or -1.
+ */
+int keep_mapped(int fd, unsigned long addr, unsigned long len)
 {
 	struct stat st;
 	struct slot *s;
@@ -424,17 +427,20 @@ void keep_mapped(int fd, unsigned long addr, unsigned long len)
 	bool low;
 
 	if (fstat(fd, &st))
-		return;
+		return -1;
 	s = kept(st.st_dev, st.st_ino, &kfd);
 	if (s) {
 		widen(s, addr, len);
-		return;
+		return kfd;
 	}
 	if (st.st_nlink)
-		return;		/* a path reaches it, or the program's own */
+		return -1;	/* a path reaches it, or the program's own */
 	dup = shim_fd(fcntl(fd, F_DUPFD_CLOEXEC, 0), false, &low);
-	if (dup >= 0 && (low || !keep(dup, KEPT_FILE, addr, len)))
+	if (dup >= 0 && (low || !keep(dup, KEPT_FILE, addr, len))) {
 		close_unlocked(dup, addr, len);
+		return -1;
+	}
+	return dup;
 }
 
 /* The memfd behind a shared anonymous mapping; false when it cannot. */
@@ -443,8 +449,12 @@ bool keep_memfd(int fd, unsigned long addr, unsigned long len)
 	return keep(fd, KEPT_MEMFD, addr, len);
 }
 
-/* [addr, addr + len) was unmapped or replaced: close what is not mapped. */
-void drop_unmapped(unsigned long addr, unsigned long len)
+/*
+ * [addr, addr + len) was unmapped or replaced: close what is not mapped.
+ * MAPPED: the shim's descriptor whose file is mapped there now, or -1
+ * (its file is mapped: no need to ask).
+ */
+void drop_unmapped(unsigned long addr, unsigned long len, int mapped)
 {
 	struct chunk *c;
 	struct slot *s;
@@ -455,7 +465,7 @@ void drop_unmapped(unsigned long addr, unsigned long len)
 	walk_begin();
 	for_each_slot(c, s) {
 		fd1 = atomic_load(&s->fd1);
-		if (fd1 <= 0 || atomic_load(&s->hi) <= addr ||
+		if (fd1 <= 0 || fd1 == mapped + 1 || atomic_load(&s->hi) <= addr ||
 		    atomic_load(&s->lo) >= addr + len)
 			continue;
 		if (!file_mapped_in(s->dev, s->ino, atomic_load(&s->lo),
@@ -482,7 +492,7 @@ void moved(unsigned long old, unsigned long old_len, unsigned long new,
 			widen(s, new, new_len);
 	walk_end();
 	if (old_len)
-		drop_unmapped(old, old_len);
+		drop_unmapped(old, old_len, -1);
 }
 
 /* The program takes number FD over (dup2()): it is no longer the shim's. */

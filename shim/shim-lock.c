@@ -60,7 +60,7 @@ static void empty(void)
  */
 static bool own(void)
 {
-	pid_t pid = getpid(), none = 0;
+	pid_t pid = self_pid(), none = 0;
 
 	return atomic_load(&owner) == pid ||
 	       atomic_compare_exchange_strong(&owner, &none, pid);
@@ -196,7 +196,7 @@ bool locked_at(unsigned long addr)
 {
 	int i;
 
-	if (atomic_load(&owner) != getpid())
+	if (atomic_load(&owner) != self_pid())
 		return false;
 	for (i = 0; i < atomic_load(&used); i++)
 		if (atomic_load(&ranges[i].state) == 1 &&
@@ -213,7 +213,7 @@ int locked_state(unsigned long start, unsigned long end)
 {
 	int i;
 
-	if (atomic_load(&owner) != getpid())
+	if (atomic_load(&owner) != self_pid())
 		return atomic_load(&owner) ? -1 : 0;	/* 0: no lock ever set */
 	if (atomic_load(&unknown))
 		return -1;

@@ -166,7 +166,7 @@ static long emulate(unsigned long start, unsigned long size,
 static void announce(void)
 {
 	char buf[24], comm[32] = "?";
-	pid_t pid = getpid();
+	pid_t pid = self_pid();
 	int fd;
 
 	if (quiet || atomic_exchange(&announced_pid, pid) == pid)
@@ -202,13 +202,17 @@ long rfp_call(unsigned long start, unsigned long size, unsigned long prot,
 {
 	long ret = syscall(SYS_remap_file_pages, start, size,
 			   always ? PROT_READ : prot, pgoff, flags, RFP_MARKER);
+	pid_t outer;
 
 	if (ret != -1)
 		return ret;
 	if (errno != ENOSYS && !(always && errno == EINVAL))
 		return -errno;
+	outer = call_begin();
 	announce();
-	return emulate(start, size, prot, pgoff, flags);
+	ret = emulate(start, size, prot, pgoff, flags);
+	call_end(outer);
+	return ret;
 }
 
 /* As glibc's wrappers answer: -1 and errno, or the value; errno kept. */
@@ -279,7 +283,7 @@ static bool writable(int fd)
  * a remap of it needs /proc/self/map_files (README, "What it cannot do").
  */
 static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
-				    int flags)
+				    int flags, int *kept)
 {
 	unsigned long page = shim_page_size();
 	bool low;
@@ -314,6 +318,8 @@ static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
 	/* Without a slot, the mapping is the program's as it is. */
 	if (p == MAP_FAILED || !keep_memfd(fd, (unsigned long)p, len))
 		sys_close(fd);
+	else
+		*kept = fd;
 	return p;
 }
 
@@ -326,13 +332,15 @@ static bool dev_zero(int fd)
 	       st.st_rdev == makedev(1, 5);
 }
 
-void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+static void *map_and_keep(void *addr, size_t len, int prot, int flags,
+			  int fd, off_t off)
 {
 	void *p = MAP_FAILED;
+	int kept = -1;
 
 	if (is_shared(flags) && !(flags & MAP_HUGETLB) && len &&
 	    ((flags & MAP_ANONYMOUS) || (!off && dev_zero(fd))))
-		p = shared_anon_from_memfd(addr, len, prot, flags);
+		p = shared_anon_from_memfd(addr, len, prot, flags, &kept);
 	if (p == MAP_FAILED) {
 		if (off & (shim_page_size() - 1)) {
 			errno = EINVAL;
@@ -343,11 +351,21 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 		if (p == MAP_FAILED)
 			return p;
 		if (is_shared(flags) && !(flags & MAP_ANONYMOUS) && writable(fd))
-			keep_mapped(fd, (unsigned long)p, len);
+			kept = keep_mapped(fd, (unsigned long)p, len);
 	}
 	if (flags & MAP_FIXED)
-		drop_unmapped((unsigned long)p, len);
+		drop_unmapped((unsigned long)p, len, kept);
 	locked_mapped((unsigned long)p, len, flags & MAP_LOCKED);
+	return p;
+}
+
+/* One getpid() for the tables' steps (call_begin()). */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	pid_t outer = call_begin();
+	void *p = map_and_keep(addr, len, prot, flags, fd, off);
+
+	call_end(outer);
 	return p;
 }
 
@@ -369,10 +387,13 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 int munmap(void *addr, size_t len)
 {
 	long ret = syscall(SYS_munmap, addr, len);
+	pid_t outer;
 
 	if (!ret) {
-		drop_unmapped((unsigned long)addr, len);
+		outer = call_begin();
+		drop_unmapped((unsigned long)addr, len, -1);
 		locked_remove((unsigned long)addr, len);
+		call_end(outer);
 	}
 	return ret;
 }
@@ -387,6 +408,7 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		new = va_arg(ap, void *);
 		va_end(ap);
 	}
+	pid_t outer = call_begin();
 	bool was_locked = locked_at((unsigned long)old);
 
 	p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new);
@@ -394,8 +416,9 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		locked_remove((unsigned long)old, old_len);
 		locked_mapped((unsigned long)p, new_len, was_locked);
 		if (flags & MREMAP_FIXED)
-			drop_unmapped((unsigned long)p, new_len);
+			drop_unmapped((unsigned long)p, new_len, -1);
 		moved((unsigned long)old, old_len, (unsigned long)p, new_len);
 	}
+	call_end(outer);
 	return p;
 }

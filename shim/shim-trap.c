@@ -410,6 +410,7 @@ static bool filtered(void)
 /* A fork() child: its tables are its own. */
 static void after_fork(void)
 {
+	call_after_fork();
 	files_after_fork();
 	locks_after_fork();
 }

@@ -28,6 +28,39 @@ unsigned long shim_page_size(void)
 	return s;
 }
 
+/*
+ * The process the caller runs in, which tells the process the shim's
+ * tables are of from a vfork() child, which shares them: getpid() once
+ * for a whole remap (call_begin()), rather than at each of its steps.
+ * Initial-exec: the library is loaded at start, and no access allocates.
+ */
+static _Thread_local pid_t call_pid __attribute__((tls_model("initial-exec")));
+
+pid_t self_pid(void)
+{
+	return call_pid ? call_pid : getpid();
+}
+
+/* A remap begins in this thread: what call_end() puts back. */
+pid_t call_begin(void)
+{
+	pid_t outer = call_pid;
+
+	call_pid = getpid();
+	return outer;
+}
+
+void call_end(pid_t outer)
+{
+	call_pid = outer;
+}
+
+/* A fork() child, inside a remap of its parent's (a signal handler's). */
+void call_after_fork(void)
+{
+	call_pid = 0;
+}
+
 /* close(), past the shim's own interposer of it. */
 long sys_close(int fd)
 {

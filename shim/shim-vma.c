@@ -140,7 +140,7 @@ static int maps_held(void)
 {
 	int fd = atomic_load(&maps_fd);
 
-	return fd >= 0 && atomic_load(&maps_pid) == getpid() ? fd : -1;
+	return fd >= 0 && atomic_load(&maps_pid) == self_pid() ? fd : -1;
 }
 
 /* Hold /proc/self/maps open: its descriptor, or -1. */

@@ -45,6 +45,10 @@ void say(const char *first, ...);
 const char *ul(char *buf, unsigned long v, int base);	/* BUF: 24 bytes */
 char *join(char *buf, size_t size, ...);
 long sys_close(int fd);
+pid_t self_pid(void);
+pid_t call_begin(void);
+void call_end(pid_t outer);
+void call_after_fork(void);
 
 struct reader {
 	int fd;
@@ -90,9 +94,9 @@ void done_once(int fd, unsigned long addr, unsigned long len);
 int shim_fd(int fd, bool fresh, bool *low);
 bool room_for_memfd(void);
 void files_after_fork(void);
-void keep_mapped(int fd, unsigned long addr, unsigned long len);
+int keep_mapped(int fd, unsigned long addr, unsigned long len);
 bool keep_memfd(int fd, unsigned long addr, unsigned long len);
-void drop_unmapped(unsigned long addr, unsigned long len);
+void drop_unmapped(unsigned long addr, unsigned long len, int mapped);
 void moved(unsigned long old, unsigned long old_len, unsigned long new,
 	   unsigned long new_len);
 
