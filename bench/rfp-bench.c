@@ -12,10 +12,16 @@
  *   rfp-bench: name=reverse per_call=10712 calls=4096 vmas_before=1 vmas_after=4096 runs=10700,10712,...
  *
  * Usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX] [-p]
+ *        rfp-bench [-r REPEATS] -s exec
  *
  * -s runs only the scenario named SCENARIO, -x none whose name starts
  * with PREFIX.  -p (make profile): ftrace records only the timed calls,
  * tracing_on is 1 around them and 0 elsewhere.
+ *
+ * -s exec makes no remap: the cost of fork(), exec() of this program,
+ * which exits at once, and wait(), as a shell's loop of /bin/true pays
+ * it (what a library preloaded into every program, as rfp-compat's is,
+ * adds to each).  It runs only when named.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -134,6 +141,24 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A scenario's line: the median cost per call, VMAs, every run. */
+static void report(const char *name, const uint64_t *runs, unsigned long calls,
+		   int before, int after)
+{
+	uint64_t sorted[32];
+	int rep;
+
+	memcpy(sorted, runs, sizeof(sorted[0]) * repeats);
+	qsort(sorted, repeats, sizeof(sorted[0]), cmp_u64);
+	printf("rfp-bench: name=%s per_call=%llu calls=%lu vmas_before=%d vmas_after=%d runs=",
+	       name, (unsigned long long)sorted[repeats / 2], calls,
+	       before, after);
+	for (rep = 0; rep < repeats; rep++)
+		printf("%s%llu", rep ? "," : "", (unsigned long long)runs[rep]);
+	printf("\n");
+	fflush(stdout);
+}
+
 /*
  * Run sc repeats times, each from a fresh window, and print its line: the
  * median cost per call, the window's VMAs before and after, every run.
@@ -141,7 +166,7 @@ static int cmp_u64(const void *a, const void *b)
 static void run(struct scenario *sc)
 {
 	size_t len = sc->win_pages * page;
-	uint64_t runs[32], sorted[32];
+	uint64_t runs[32];
 	int rep, before = 0, after = 0;
 	unsigned long i;
 
@@ -180,16 +205,34 @@ static void run(struct scenario *sc)
 		usleep(100000);
 	}
 	close(sc->fd);
+	report(sc->name, runs, sc->calls, before, after);
+}
 
-	memcpy(sorted, runs, sizeof(runs));
-	qsort(sorted, repeats, sizeof(sorted[0]), cmp_u64);
-	printf("rfp-bench: name=%s per_call=%llu calls=%lu vmas_before=%d vmas_after=%d runs=",
-	       sc->name, (unsigned long long)sorted[repeats / 2], sc->calls,
-	       before, after);
-	for (rep = 0; rep < repeats; rep++)
-		printf("%s%llu", rep ? "," : "", (unsigned long long)runs[rep]);
-	printf("\n");
-	fflush(stdout);
+/* The exec scenario: fork(), exec() of this program with -e, wait(). */
+#define EXECS	64
+
+static void run_exec(void)
+{
+	uint64_t runs[32], t;
+	int rep, i, status;
+	pid_t pid;
+
+	for (rep = 0; rep < repeats; rep++) {
+		t = now();
+		for (i = 0; i < EXECS; i++) {
+			pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (!pid) {
+				execl("/proc/self/exe", "rfp-bench", "-e", (char *)NULL);
+				_exit(127);
+			}
+			if (waitpid(pid, &status, 0) != pid || status)
+				die("exec of /proc/self/exe -e");
+		}
+		runs[rep] = (now() - t) / EXECS;
+	}
+	report("exec", runs, EXECS, 0, 0);
 }
 
 /* Chunk i of the window remapped to the offset it already shows. */
@@ -423,6 +466,9 @@ int main(int argc, char **argv)
 	char name[64];
 	unsigned int i;
 
+	/* The exec scenario's child: nothing to do. */
+	if (argc == 2 && !strcmp(argv[1], "-e"))
+		return 0;
 	page = sysconf(_SC_PAGESIZE);
 	while ((c = getopt(argc, argv, "r:d:s:x:p")) != -1) {
 		switch (c) {
@@ -445,7 +491,7 @@ int main(int argc, char **argv)
 				die("/sys/kernel/tracing/tracing_on");
 			break;
 		default:
-			fprintf(stderr, "usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX] [-p]\n");
+			fprintf(stderr, "usage: rfp-bench [-r REPEATS] [-d DISK_DIR] [-s SCENARIO] [-x PREFIX] [-p]\n       rfp-bench [-r REPEATS] -s exec\n");
 			return 2;
 		}
 	}
@@ -454,6 +500,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* No remap: before the warmup, which needs the syscall or the shim. */
+	if (only && !strcmp(only, "exec")) {
+		run_exec();
+		return 0;
+	}
 	/* One run first, so that the once-per-process warning is not timed. */
 	run(&(struct scenario){
 		.name = "warmup", .dir = "/dev/shm", .chunk = 1,

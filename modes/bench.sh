@@ -4,7 +4,8 @@
 # instructions: runs agree within about 1%, where TCG's wall time swings by
 # a third), then one table of both (bench.json and a plot in BENCH_OUT);
 # and rfp-bench under rfp-compat on the patched kernel with the syscall
-# refused, against the kernel's own remap.
+# refused, against the kernel's own remap; and what rfp-compat adds to an
+# exec of a program that never remaps.
 needs shim plot
 case "$REPEATS" in
 '' | *[!0-9]*) die "REPEATS must be a number from 1 to 32 (got '$REPEATS')" ;;
@@ -33,12 +34,25 @@ test_cmd rfp-bench "rfp-ktap bench $REPEATS /compat/rfp-compat -q /compat/rfp-be
 if peer_stress_ng; then
 	test_cmd stress-ng "${STRESS_NG_BENCH/\/compat\/stress-ng/\/compat\/rfp-compat -q \/compat\/stress-ng}"
 fi
+# fork(), exec() of a dynamically linked program that exits at once, and
+# wait(), as a shell's loop of /bin/true: plain, with an empty library
+# preloaded (what any preloaded library costs), and under rfp-compat,
+# whose library every child of the program loads.
+test_cmd exec "cd /mnt/disk && for how in plain empty shim; do
+	case \$how in
+	plain) set -- ;;
+	empty) set -- env LD_PRELOAD=/compat/librfp-empty.so ;;
+	shim) set -- /compat/rfp-compat -q ;;
+	esac
+	out=\$(\"\$@\" /compat/rfp-bench -r $REPEATS -s exec) || exit 1
+	echo \"\$how \$out\"
+done >exec.txt 2>&1; rc=\$?; cat exec.txt; exit \$rc"
 host_step report bench_report
 
 # make bench: both kernels' rfp-bench output side by side.
 bench_report() {
 	local k
-	echo "1..$(peer_stress_ng && echo 2 || echo 1)"
+	echo "1..$(peer_stress_ng && echo 3 || echo 2)"
 	mkdir -p "$BENCH_OUT"
 	for k in stock patched; do
 		if ! guest_file "bench-$k" /bench.txt "$BENCH_OUT/$k.txt"; then
@@ -54,8 +68,28 @@ bench_report() {
 		"$BENCH_OUT/patched.txt" "$BENCH_OUT" "$BENCH_OUT/shim.txt" | sed 's/^/# /'
 	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok - bench-report.py failed"; return 1; }
 	echo "ok - the table above, also in $BENCH_OUT/bench.json"
+	exec_report || return 1
 	peer_stress_ng || return 0
 	stress_ng_report
+}
+
+# What rfp-compat adds to an exec, and what any preloaded library does.
+exec_report() {
+	local plain empty shim
+	if ! guest_file bench-compat /exec.txt "$BENCH_OUT/exec.txt"; then
+		echo "not ok - no exec output from bench-compat"
+		return 1
+	fi
+	read -r plain empty shim < <(for how in plain empty shim; do
+		sed -n "s/^$how rfp-bench: name=exec per_call=\([0-9]*\) .*/\1/p" "$BENCH_OUT/exec.txt"
+	done | paste -s -d ' ')
+	if [ -z "$shim" ]; then
+		echo "not ok - exec: a line is missing ($BENCH_OUT/exec.txt)"
+		return 1
+	fi
+	pct() { echo "scale=1; ($1 - $plain) * 100 / $plain" | bc; }
+	echo "# exec (fork, exec of a program that exits at once, wait), guest instructions: plain $plain, an empty library preloaded $empty (+$(pct "$empty")%), rfp-compat $shim (+$(pct "$shim")%)"
+	echo "ok - exec's cost under rfp-compat"
 }
 
 # stress-ng --remap on the kernel's emulation and under rfp-compat.

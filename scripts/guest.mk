@@ -45,8 +45,8 @@ SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
 # librfp-compat32.so next to it.
 COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
 	$(COMPAT)/rfp-compat-test $(COMPAT)/librfp-compat-early.so \
-	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench $(PEERS) \
-	$(DYN_SELFTESTS)
+	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench $(COMPAT)/librfp-empty.so \
+	$(PEERS) $(DYN_SELFTESTS)
 COMPAT32_BINS := $(if $(and $(CC64),$(CC32)),$(COMPAT)/librfp-compat32.so) \
 	$(DYN_SELFTESTS32)
 
@@ -89,6 +89,12 @@ $(COMPAT)/rfp-bench: $(TOP)/bench/rfp-bench.c $(TOOL_H)
 	@mkdir -p $(@D)
 	@echo "    CC $(notdir $@) (dynamic)"
 	$(CC) -O2 -Wall -Wextra -I$(TOP)/lib -o $@ $<
+
+# What preloading any library costs an exec (make bench), built as the shim.
+$(COMPAT)/librfp-empty.so: $(TOP)/bench/rfp-empty.c
+	@mkdir -p $(@D)
+	@echo "    CC $(notdir $@)"
+	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
 # The list: the programs under /compat, and every library they load, at
 # its own path.
