@@ -718,9 +718,13 @@ void files_after_fork(void)
 	struct slot *s;
 	int fd1;
 
+	/* Nothing written where nothing was kept: no page copied. */
+	if (!atomic_load(&owner))
+		return;
 	atomic_store(&owner, getpid());
 	/* Walks of other threads of the parent are not the child's. */
-	atomic_store(&walkers, 0);
+	if (atomic_load(&walkers))
+		atomic_store(&walkers, 0);
 	maps_after_fork();
 	if (!atomic_load(&used))
 		return;

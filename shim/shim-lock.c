@@ -39,35 +39,55 @@ struct range {
 };
 
 static struct range ranges[RANGES];
-static _Atomic int used;	/* slots [0, used) may be in use */
+static _Atomic int used;	/* slots [0, used) may be in use, no other */
 static _Atomic pid_t owner;	/* the process the table is of */
 static _Atomic bool unknown;	/* a call whose effect is not known */
 
+/*
+ * Only the slots that may be in use are written: a fork() child that
+ * wrote them all would fault in the table's pages (24 KiB) at every fork.
+ */
 static void empty(void)
 {
 	int i;
 
-	for (i = 0; i < RANGES; i++)
+	for (i = 0; i < atomic_load(&used); i++)
 		atomic_store(&ranges[i].state, 0);
 	atomic_store(&used, 0);
 	atomic_store(&unknown, false);
 }
 
+/* Whether the table holds nothing: no range, no call of unknown effect. */
+static bool blank(void)
+{
+	return !atomic_load(&used) && !atomic_load(&unknown);
+}
+
 /*
- * Whether the table is this process's.  A fork() child empties its copy
- * (locks_after_fork()); a vfork() child, which shares its parent's, and a
- * child of a raw clone() leave it alone, and ask the kernel.
+ * Whether the table is this process's, taken if it is nobody's or blank.
+ * A fork() child empties its copy (locks_after_fork()); a vfork() child,
+ * which shares its parent's, and a child of a raw clone() leave a table
+ * that is not blank alone, and ask the kernel.
  */
 static bool own(void)
 {
-	pid_t pid = self_pid(), none = 0;
+	pid_t pid = self_pid(), cur = atomic_load(&owner);
 
-	return atomic_load(&owner) == pid ||
-	       atomic_compare_exchange_strong(&owner, &none, pid);
+	if (cur == pid)
+		return true;
+	return (!cur || blank()) &&
+	       atomic_compare_exchange_strong(&owner, &cur, pid);
 }
 
+/*
+ * A fork() child holds no lock.  A blank table is left as it is, to be
+ * taken at the child's first call: a child that only exec()s writes no
+ * page of it.
+ */
 void locks_after_fork(void)
 {
+	if (blank())
+		return;
 	empty();
 	atomic_store(&owner, getpid());
 }
@@ -85,14 +105,17 @@ static struct range *publish(unsigned long start, unsigned long end)
 	int i, zero;
 
 	for (i = 0; i < RANGES; i++) {
+		int n = atomic_load(&used);
+
+		if (atomic_load(&ranges[i].state))
+			continue;
+		/* used first: no slot past it is ever taken (empty()). */
+		while (n <= i && !atomic_compare_exchange_weak(&used, &n, i + 1))
+			;
 		zero = 0;
 		if (atomic_compare_exchange_strong(&ranges[i].state, &zero, -1)) {
-			int n = atomic_load(&used);
-
 			ranges[i].start = start;
 			ranges[i].end = end;
-			while (n <= i && !atomic_compare_exchange_weak(&used, &n, i + 1))
-				;
 			atomic_store(&ranges[i].state, 1);
 			return &ranges[i];
 		}
@@ -214,7 +237,7 @@ int locked_state(unsigned long start, unsigned long end)
 	int i;
 
 	if (atomic_load(&owner) != self_pid())
-		return atomic_load(&owner) ? -1 : 0;	/* 0: no lock ever set */
+		return blank() ? 0 : -1;	/* 0: no lock set */
 	if (atomic_load(&unknown))
 		return -1;
 	for (i = 0; i < atomic_load(&used); i++)

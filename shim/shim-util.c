@@ -58,7 +58,8 @@ void call_end(pid_t outer)
 /* A fork() child, inside a remap of its parent's (a signal handler's). */
 void call_after_fork(void)
 {
-	call_pid = 0;
+	if (call_pid)
+		call_pid = 0;
 }
 
 /* close(), past the shim's own interposer of it. */

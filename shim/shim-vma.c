@@ -178,7 +178,7 @@ void maps_release(void)
 /* In a fork() child: the held descriptor is of its parent's maps. */
 void maps_after_fork(void)
 {
-	int fd = atomic_exchange(&maps_fd, -1);
+	int fd = atomic_load(&maps_fd) < 0 ? -1 : atomic_exchange(&maps_fd, -1);
 
 	if (fd >= 0)
 		sys_close(fd);
