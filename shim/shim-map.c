@@ -245,6 +245,18 @@ int remap_file_pages(void *start, size_t size, int prot, size_t pgoff,
  * them, six whether the caller passed six or not.  Every other call, and
  * the shim's own marked remap, is glibc's.
  */
+static long (*glibc_syscall)(long nr, ...);
+
+/*
+ * glibc's syscall(), looked up by the constructor: dlsym() is not
+ * async-signal-safe, and a signal handler may make the first call.
+ */
+void syscall_lookup(void)
+{
+	if (!glibc_syscall)
+		glibc_syscall = dlsym(RTLD_NEXT, "syscall");
+}
+
 long syscall(long nr, ...)
 {
 	long a[6];
@@ -257,7 +269,8 @@ long syscall(long nr, ...)
 	va_end(ap);
 	if (nr == SYS_remap_file_pages && (unsigned long)a[5] != RFP_MARKER)
 		return rfp_call_errno(a[0], a[1], a[2], a[3], a[4]);
-	return REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	syscall_lookup();	/* a constructor that runs before the shim's */
+	return glibc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* ---- mmap() and munmap(): the files behind shared mappings ---- */

@@ -84,33 +84,39 @@ static struct sigaction program_sigsys;
 static _Atomic bool own_sigsys;
 
 /*
- * libc's own signal functions, looked up at first use: a constructor that
- * runs before the shim's may call them.
+ * libc's own signal functions, looked up by the constructor (the SIGSYS
+ * handler calls them, and dlsym() is not async-signal-safe), or at first
+ * use by a constructor that runs before the shim's.
  */
+static int (*libc_sigaction)(int, const struct sigaction *, struct sigaction *);
+static int (*libc_sigprocmask)(int, const sigset_t *, sigset_t *);
+static int (*libc_pthread_sigmask)(int, const sigset_t *, sigset_t *);
+
+static bool signal_lookup(void)
+{
+	if (!libc_sigaction)
+		libc_sigaction = dlsym(RTLD_NEXT, "sigaction");
+	if (!libc_sigprocmask)
+		libc_sigprocmask = dlsym(RTLD_NEXT, "sigprocmask");
+	if (!libc_pthread_sigmask)
+		libc_pthread_sigmask = dlsym(RTLD_NEXT, "pthread_sigmask");
+	return libc_sigaction && libc_sigprocmask && libc_pthread_sigmask;
+}
+
 static int real_sigaction(int sig, const struct sigaction *act,
 			  struct sigaction *old)
 {
-	static int (*fn)(int, const struct sigaction *, struct sigaction *);
-
-	if (!fn)
-		fn = dlsym(RTLD_NEXT, "sigaction");
-	return fn(sig, act, old);
+	if (!libc_sigaction)
+		signal_lookup();
+	return libc_sigaction(sig, act, old);
 }
 
 static int real_sigmask(bool thread, int how, const sigset_t *set,
 			sigset_t *old)
 {
-	static int (*procmask)(int, const sigset_t *, sigset_t *);
-	static int (*threadmask)(int, const sigset_t *, sigset_t *);
-
-	if (thread) {
-		if (!threadmask)
-			threadmask = dlsym(RTLD_NEXT, "pthread_sigmask");
-		return threadmask(how, set, old);
-	}
-	if (!procmask)
-		procmask = dlsym(RTLD_NEXT, "sigprocmask");
-	return procmask(how, set, old);
+	if (!libc_sigprocmask || !libc_pthread_sigmask)
+		signal_lookup();
+	return (thread ? libc_pthread_sigmask : libc_sigprocmask)(how, set, old);
 }
 
 /*
@@ -431,8 +437,8 @@ static void rfp_compat_init(void)
 
 	quiet = env_is("RFP_COMPAT_QUIET", "1");
 	always = env_is("RFP_COMPAT_ALWAYS", "1");
-	if (!dlsym(RTLD_NEXT, "sigaction") || !dlsym(RTLD_NEXT, "sigprocmask") ||
-	    !dlsym(RTLD_NEXT, "pthread_sigmask")) {
+	syscall_lookup();
+	if (!signal_lookup()) {
 		say("rfp-compat: cannot find libc's signal functions: not active\n", NULL);
 		return;
 	}

@@ -105,6 +105,7 @@ void *sys_mmap(unsigned long addr, unsigned long len, int prot, int flags,
 	       int fd, unsigned long pgoff);
 long rfp_call(unsigned long start, unsigned long size, unsigned long prot,
 	      unsigned long pgoff, unsigned long flags);
+void syscall_lookup(void);
 
 /* shim-trap.c */
 extern bool always, quiet;
