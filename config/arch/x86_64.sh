@@ -56,9 +56,10 @@ FUNCTION_GRAPH=1
 # which conflicts with every cross compiler (ARCH=arm64's).
 PACKAGES=(qemu-system-x86)
 PACKAGES_32=(gcc-12-multilib linux-libc-dev:i386)
-# Real programs that call remap_file_pages(), run under rfp-compat by
-# make compat and make bench: the host's own, as Debian ships them
-# (dynamically linked), so only where the guest runs the host's programs.
-# Each is a Debian package of that name, installed by the modes that
-# need the shim.
-COMPAT_PEERS=(stress-ng trinity)
+# Debian's programs in rfp-compat's archive: real programs that call
+# remap_file_pages(), run under rfp-compat by make compat and make bench,
+# and strace, which traces rfp-compat-test (traced_by_strace); the host's
+# own, as Debian ships them (dynamically linked), so only where the guest
+# runs the host's programs.  Each is a Debian package of that name,
+# installed by the modes that need the shim.
+COMPAT_PEERS=(stress-ng trinity strace)
