@@ -406,6 +406,35 @@ TEST_F(window, mlock_followed)
 	ASSERT_EMULATED(6);
 }
 
+/*
+ * A fork() child of a process that has locked nothing takes the shim's
+ * blank table of locked ranges at its first call (nothing is written to
+ * it at the fork): a lock the child sets is followed.
+ */
+TEST_F(window, mlock_in_a_fork_child)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		long before = emulated();
+
+		if (mlock(self->w + page, page))
+			_exit(3);
+		if (raw_rfp(self->w + page, 1, 6, 0) || emulated() != before + 1)
+			_exit(2);
+		_exit(vmflag(self->w + page, " lo") == 1 ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3)
+		SKIP(return, "mlock() refused in the child");
+	ASSERT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("1: the child's remap of the page it locked is not locked");
+}
+
 /* Whether this kernel has PROCMAP_QUERY (Linux 6.11), the shim's fast path. */
 static int has_procmap_query(void)
 {
