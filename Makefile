@@ -130,7 +130,7 @@ bisect-boot:
 	@bash $(S)/patches.sh bisect --boot
 
 clean:
-	rm -rf $(RFP_CACHE)/$(TREE)/runs $(RFP_CACHE)/$(TREE)/userspace
+	@bash $(S)/clean.sh
 
 distclean:
 	rm -rf $(RFP_CACHE)

@@ -23,14 +23,15 @@
 #  - two commands at once on one cache: a './rfp run' during a 'make
 #    check' that rebuilds the user space, and two builds of one kernel,
 #    each get what they asked for, whole; a boot does not wait for the
-#    build of another kernel.
+#    build of another kernel; a 'make clean' during a boot removes
+#    nothing.
 #
 # Runs with the kernel of KERNEL/CONFIG; its files are in runs/harness.
 # Prints its plan (the cases below: BASE_CASES with CONFIG=base, the one
 # of fault injection with CONFIG=debug) and exits non-zero when a case
 # failed.
 . "$(dirname "$0")/lib.sh"
-BASE_CASES=23
+BASE_CASES=24
 check_kernel_var
 
 dir=$RUNS/harness
@@ -605,5 +606,44 @@ if [ "$b1_rc" = 0 ] && [ "$b2_rc" = 0 ] && [ "$other_rc" = 0 ] &&
 	ok "two builds of one kernel: the second waits for the first, each sees the whole image; a boot of another does not wait"
 else
 	not_ok "two builds of one kernel: status $b1_rc and $b2_rc, images '$(tr '\n' ' ' <"$dir/lock-build-one.image")' and '$(tr '\n' ' ' <"$dir/lock-build-two.image")', other boot $other_rc" "$dir/lock-build-two.log"
+fi
+
+# 7c. make clean while a boot holds its run's directory: it names the
+# boot, removes nothing and fails; once the boot is over, it removes the
+# runs and the user space and keeps the lock files.
+cc=$dir/cache-c
+lock_cache "$cc"
+cruns=$cc/$TREE/runs/$ARCH
+mkdir -p "$cruns/busy" "$cruns/idle" "$cc/$TREE/userspace/$ARCH"
+: >"$cruns/idle.lock"
+echo log >"$cruns/busy/console.log"
+echo log >"$cruns/idle/console.log"
+echo archive >"$cc/$TREE/userspace/$ARCH/base.cpio"
+(
+	exec {fd}>>"$cruns/busy.lock"
+	flock -x "$fd"
+	printf '%s\t%s\t%s\n' "$BASHPID" "a boot (stand-in)" "running $cruns/busy" >"$cruns/busy.lock"
+	exec sleep 60 </dev/null >/dev/null 2>&1
+) &
+holder=$!
+for _ in $(seq 1 100); do
+	[ -s "$cruns/busy.lock" ] && break
+	sleep 0.1
+done
+clean() { env RFP_CACHE="$cc" RFP_WHO="make clean (stand-in)" bash "$TOP/scripts/clean.sh" >"$dir/clean-$1.log" 2>&1; }
+busy_rc=0 free_rc=0
+clean busy || busy_rc=$?
+kept=$({ find "$cc/$TREE/runs" "$cc/$TREE/userspace" ! -type d 2>/dev/null || true; } | sort | sed "s|$cc/$TREE/||" | tr '\n' ' ')
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+clean free || free_rc=$?
+left=$({ find "$cc/$TREE/runs" "$cc/$TREE/userspace" ! -type d 2>/dev/null || true; } | sort | sed "s|$cc/$TREE/||" | tr '\n' ' ')
+want_left="runs/$ARCH/busy.lock runs/$ARCH/idle.lock "
+if [ "$busy_rc" != 0 ] && grep -q "^make clean: $holder (a boot (stand-in)) is running $cruns/busy" "$dir/clean-busy.log" &&
+	[[ "$kept" == *"runs/$ARCH/busy/console.log"*"runs/$ARCH/idle/console.log"*"userspace/$ARCH/base.cpio"* ]] &&
+	[ "$free_rc" = 0 ] && [ "$left" = "$want_left" ]; then
+	ok "make clean during a boot names it and removes nothing; after it, the runs and the user space go, their locks stay"
+else
+	not_ok "make clean during a boot: status $busy_rc, then $free_rc; files after the first: $kept; after the second: $left" "$dir/clean-busy.log"
 fi
 exit "$failed"
