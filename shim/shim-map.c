@@ -183,6 +183,18 @@ static void announce(void)
 	    "remap_file_pages() emulated with mmap(MAP_FIXED)\n", NULL);
 }
 
+static long (*glibc_syscall)(long nr, ...);
+
+/*
+ * glibc's syscall(), looked up by the constructor: dlsym() is not
+ * async-signal-safe, and a signal handler may make the first call.
+ */
+void syscall_lookup(void)
+{
+	if (!glibc_syscall)
+		glibc_syscall = dlsym(RTLD_NEXT, "syscall");
+}
+
 /*
  * Every call, from glibc's wrapper or from the SIGSYS handler: the
  * kernel's answer (0 or -errno), or a value the program's own SIGSYS
@@ -200,9 +212,13 @@ static void announce(void)
 long rfp_call(unsigned long start, unsigned long size, unsigned long prot,
 	      unsigned long pgoff, unsigned long flags)
 {
-	long ret = syscall(SYS_remap_file_pages, start, size,
-			   always ? PROT_READ : prot, pgoff, flags, RFP_MARKER);
+	long ret;
 	pid_t outer;
+
+	/* glibc's syscall(), past the shim's, which would emulate it. */
+	syscall_lookup();
+	ret = glibc_syscall(SYS_remap_file_pages, start, size,
+			    always ? PROT_READ : prot, pgoff, flags, RFP_MARKER);
 
 	if (ret != -1)
 		return ret;
@@ -242,21 +258,10 @@ int remap_file_pages(void *start, size_t size, int prot, size_t pgoff,
  * (PyPy-STM, stress-ng where glibc has no wrapper): its remap is answered
  * here as the wrapper's is, without the seccomp trap, whose signal costs
  * more than the remap.  The arguments are read as glibc's syscall() reads
- * them, six whether the caller passed six or not.  Every other call, and
- * the shim's own marked remap, is glibc's.
+ * them, six whether the caller passed six or not; so the sixth is not
+ * looked at (it may be a marker left on the stack by the shim's own
+ * call).  Every other call is glibc's.
  */
-static long (*glibc_syscall)(long nr, ...);
-
-/*
- * glibc's syscall(), looked up by the constructor: dlsym() is not
- * async-signal-safe, and a signal handler may make the first call.
- */
-void syscall_lookup(void)
-{
-	if (!glibc_syscall)
-		glibc_syscall = dlsym(RTLD_NEXT, "syscall");
-}
-
 long syscall(long nr, ...)
 {
 	long a[6];
@@ -267,7 +272,7 @@ long syscall(long nr, ...)
 	for (i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (nr == SYS_remap_file_pages && (unsigned long)a[5] != RFP_MARKER)
+	if (nr == SYS_remap_file_pages)
 		return rfp_call_errno(a[0], a[1], a[2], a[3], a[4]);
 	syscall_lookup();	/* a constructor that runs before the shim's */
 	return glibc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
