@@ -1098,12 +1098,12 @@ TEST_F(window, system_v_signal_calls)
 	ASSERT_EMULATED(3 * PAGES);
 }
 
-/* A filter of the program's own for remap_file_pages, ACTION. */
-static int program_filter(unsigned int action)
+/* A filter of the program's own for system call NR, ACTION. */
+static int program_filter_of(unsigned int nr, unsigned int action)
 {
 	struct sock_filter insns[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_remap_file_pages, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, action),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -1112,6 +1112,11 @@ static int program_filter(unsigned int action)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
 	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+static int program_filter(unsigned int action)
+{
+	return program_filter_of(SYS_remap_file_pages, action);
 }
 
 /*
@@ -1903,6 +1908,53 @@ static int more_shared_memory(void)
 	}
 	waitpid(pid, &status, 0);
 	return WEXITSTATUS(status) ? 5 : 0;
+}
+
+/*
+ * A vfork() child that dies inside the shim (here killed by a filter of
+ * its own at the memfd_create() of its shared mmap()) leaves its pid in
+ * the thread's slot that it shared with its parent: the parent's locks
+ * are still followed.
+ */
+static int vfork_child_dies_inside(void)
+{
+	char *w = make_window(SHARED_ANON);
+	int status;
+	pid_t pid;
+
+	if (w == MAP_FAILED)
+		return 2;
+	/* A lock set and cleared: the table of locked ranges is not blank. */
+	if (mlock(w + 3 * page, page) || munlock(w + 3 * page, page))
+		return 10;
+	pid = vfork();
+	if (pid == 0) {
+		if (!program_filter_of(SYS_memfd_create, SECCOMP_RET_KILL_PROCESS))
+			mmap(NULL, page, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		_exit(3);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 2;
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
+		return 4;	/* not killed inside the shim's mmap() */
+	if (mlock(w + page, page))
+		return 10;
+	if (raw_rfp(w + page, 1, 0, 0) || shows(w + page, 0) != 0)
+		return 5;
+	return vmflag(w + page, " lo") == 1 ? 0 : 6;
+}
+
+TEST(vfork_child_dies_inside_the_shim)
+{
+	int status;
+
+	NEEDS_SHIM();
+	status = in_child_within(vfork_child_dies_inside, 30);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 10)
+		SKIP(return, "mlock() refused");
+	/* 6: the parent's locked page came out of its remap unlocked. */
+	ASSERT_CHILD_OK(status);
 }
 
 TEST(shared_memory_found_without_privileges)

@@ -784,9 +784,13 @@ int dup3(int old, int new, int flags)
 int name params					\
 {						\
 	int ret = REAL(name) args;		\
+	pid_t outer;				\
 						\
-	if (!ret)				\
+	if (!ret) {				\
+		outer = call_begin();		\
 		drop_files();			\
+		call_end(outer);		\
+	}					\
 	return ret;				\
 }
 

@@ -92,11 +92,15 @@ void locks_after_fork(void)
 	atomic_store(&owner, getpid());
 }
 
-/* The kernel may have changed locks the table does not show. */
+/*
+ * The kernel may have changed locks the table does not show: a call that
+ * failed part-way, or a change the table is not this process's to take
+ * (a vfork() child's, which shares it; a raw clone()'s copy).  From then
+ * on remaps ask the kernel.
+ */
 static void lost_track(void)
 {
-	if (own())
-		atomic_store(&unknown, true);
+	atomic_store(&unknown, true);
 }
 
 /* A free slot set to [start, end), in use; NULL when the table is full. */
@@ -197,19 +201,25 @@ void locked_add(unsigned long addr, unsigned long len)
 {
 	if (own())
 		add(page_down(addr), page_up(addr + len));
+	else
+		lost_track();
 }
 
 void locked_remove(unsigned long addr, unsigned long len)
 {
 	if (own())
 		remove_range(page_down(addr), page_up(addr + len));
+	else
+		lost_track();
 }
 
 /* A mapping made at [addr, addr + len), or moved there. */
 void locked_mapped(unsigned long addr, unsigned long len, bool locked)
 {
-	if (!own())
+	if (!own()) {
+		lost_track();
 		return;
+	}
 	remove_range(addr, page_up(addr + len));
 	if (locked)
 		add(addr, page_up(addr + len));
@@ -250,15 +260,25 @@ int locked_state(unsigned long start, unsigned long end)
 
 /* ---- the mlock() family ---- */
 
+/* A failed call may have locked or unlocked part of the range (ENOMEM). */
+static void followed(long ret, bool lock, const void *addr, size_t len)
+{
+	pid_t outer = call_begin();
+
+	if (ret)
+		lost_track();
+	else if (lock)
+		locked_add((unsigned long)addr, len);
+	else
+		locked_remove((unsigned long)addr, len);
+	call_end(outer);
+}
+
 int mlock(const void *addr, size_t len)
 {
 	long ret = syscall(SYS_mlock, addr, len);
 
-	/* A failed call may have locked part of the range (ENOMEM). */
-	if (!ret)
-		locked_add((unsigned long)addr, len);
-	else
-		lost_track();
+	followed(ret, true, addr, len);
 	return ret;
 }
 
@@ -266,10 +286,7 @@ int mlock2(const void *addr, size_t len, unsigned int flags)
 {
 	long ret = syscall(SYS_mlock2, addr, len, flags);
 
-	if (!ret)
-		locked_add((unsigned long)addr, len);
-	else
-		lost_track();
+	followed(ret, true, addr, len);
 	return ret;
 }
 
@@ -277,34 +294,25 @@ int munlock(const void *addr, size_t len)
 {
 	long ret = syscall(SYS_munlock, addr, len);
 
-	if (!ret)
-		locked_remove((unsigned long)addr, len);
-	else
-		lost_track();
+	followed(ret, false, addr, len);
 	return ret;
 }
 
 /* MCL_CURRENT locks every VMA there is now: those of /proc/self/maps. */
-int mlockall(int flags)
+static void all_locked(void)
 {
 	struct reader r;
 	const char *p;
 	char *line;
-	long ret = syscall(SYS_mlockall, flags);
 
-	if (ret) {
-		/* It may have locked some VMAs before it failed. */
+	if (!own()) {
 		lost_track();
-		return ret;
+		return;
 	}
-	if (!own())
-		return 0;
-	if (!(flags & MCL_CURRENT))
-		return 0;
 	r = (struct reader){ .fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC) };
 	if (r.fd < 0) {
-		atomic_store(&unknown, true);
-		return 0;
+		lost_track();
+		return;
 	}
 	while ((line = next_line(&r))) {
 		unsigned long start, end;
@@ -317,14 +325,31 @@ int mlockall(int flags)
 		add(start, end);
 	}
 	sys_close(r.fd);
-	return 0;
+}
+
+int mlockall(int flags)
+{
+	long ret = syscall(SYS_mlockall, flags);
+	pid_t outer = call_begin();
+
+	/* A failed call may have locked some VMAs. */
+	if (ret)
+		lost_track();
+	else if (flags & MCL_CURRENT)
+		all_locked();
+	call_end(outer);
+	return ret;
 }
 
 int munlockall(void)
 {
 	long ret = syscall(SYS_munlockall);
+	pid_t outer = call_begin();
 
 	if (!ret && own())
 		empty();
+	else
+		lost_track();
+	call_end(outer);
 	return ret;
 }

@@ -41,13 +41,18 @@ pid_t self_pid(void)
 	return call_pid ? call_pid : getpid();
 }
 
-/* A remap begins in this thread: what call_end() puts back. */
+/*
+ * A call begins in this thread: what call_end() puts back, the value of
+ * an outer call of this process's (a signal handler's call inside
+ * another), else 0.  A vfork() child, which shares the thread's slot,
+ * may have died inside a call and left its own pid there: that goes.
+ */
 pid_t call_begin(void)
 {
-	pid_t outer = call_pid;
+	pid_t outer = call_pid, pid = getpid();
 
-	call_pid = getpid();
-	return outer;
+	call_pid = pid;
+	return outer == pid ? outer : 0;
 }
 
 void call_end(pid_t outer)
