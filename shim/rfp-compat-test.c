@@ -1957,6 +1957,31 @@ TEST(vfork_child_dies_inside_the_shim)
 	ASSERT_CHILD_OK(status);
 }
 
+/*
+ * Shared anonymous memory is not a file: RLIMIT_FSIZE does not limit it
+ * (the shim's memfd would raise SIGXFSZ at its ftruncate()).
+ */
+static int shared_memory_past_fsize(void)
+{
+	struct rlimit lim = { page, page };
+	char *p;
+
+	if (setrlimit(RLIMIT_FSIZE, &lim))
+		return 2;
+	p = mmap(NULL, 256 * page, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 3;
+	p[255 * page] = 1;
+	return 0;
+}
+
+TEST(shared_memory_past_the_file_size_limit)
+{
+	NEEDS_SHIM();
+	ASSERT_CHILD_OK(in_child_within(shared_memory_past_fsize, 30));
+}
+
 TEST(shared_memory_found_without_privileges)
 {
 	NEEDS_SHIM();

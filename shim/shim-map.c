@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -295,6 +296,18 @@ static bool writable(int fd)
 }
 
 /*
+ * A memfd's size counts against RLIMIT_FSIZE, and shared anonymous
+ * memory's not: past the limit, ftruncate() would raise SIGXFSZ.
+ */
+static bool within_file_size_limit(size_t len)
+{
+	struct rlimit lim;
+
+	return getrlimit(RLIMIT_FSIZE, &lim) || lim.rlim_cur == RLIM_INFINITY ||
+	       len <= lim.rlim_cur;
+}
+
+/*
  * Shared anonymous memory has no file a process can open: the shim makes
  * it from a memfd, which it keeps while the memory is mapped.  Where no
  * descriptor is to be had, the memory is made as the program asked, and
@@ -309,7 +322,8 @@ static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
 	void *p;
 
 	/* A quarter of the descriptor limit at most: the program's first. */
-	if (!room_for_memfd())
+	if (!room_for_memfd() ||
+	    !within_file_size_limit((len + page - 1) & ~(page - 1)))
 		return MAP_FAILED;
 	/*
 	 * The kernel charges shared anonymous memory against overcommit,
