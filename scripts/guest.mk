@@ -96,30 +96,23 @@ $(COMPAT)/librfp-empty.so: $(TOP)/bench/rfp-empty.c
 	@echo "    CC $(notdir $@)"
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
-# The list: the programs under /compat, and every library they load, at
-# its own path.
-$(US)/compat.list: $(COMPAT_BINS) $(TOP)/scripts/elf-libs.sh FORCE
+# An archive of programs under /compat, with every library they load at
+# its own path (its list first): compat.cpio of COMPAT_BINS, and
+# compat32.cpio of COMPAT32_BINS.
+define compat_archive # NAME, PROGRAMS
+$(US)/$(1).list: $(2) $(TOP)/scripts/elf-libs.sh FORCE
 	@{ \
-	  for f in $(COMPAT_BINS); do echo "/compat/$${f##*/} $$f"; done; \
-	  bash $(TOP)/scripts/elf-libs.sh $(COMPAT_BINS) || exit 1; \
-	} >$@.new
-	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+	  for f in $(2); do echo "/compat/$$$${f##*/} $$$$f"; done; \
+	  bash $(TOP)/scripts/elf-libs.sh $(2) || exit 1; \
+	} >$$@.new
+	@if cmp -s $$@.new $$@; then rm $$@.new; else mv $$@.new $$@; fi
 
-$(US)/compat.cpio: $(US)/compat.list $(COMPAT_BINS) $(TOP)/scripts/cpio.sh
-	@echo "    CPIO $(notdir $@)"
-	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<
-
-# The 32-bit programs under /compat and their libraries.
-$(US)/compat32.list: $(COMPAT32_BINS) $(TOP)/scripts/elf-libs.sh FORCE
-	@{ \
-	  for f in $(COMPAT32_BINS); do echo "/compat/$${f##*/} $$f"; done; \
-	  bash $(TOP)/scripts/elf-libs.sh $(COMPAT32_BINS) || exit 1; \
-	} >$@.new
-	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
-
-$(US)/compat32.cpio: $(US)/compat32.list $(COMPAT32_BINS) $(TOP)/scripts/cpio.sh
-	@echo "    CPIO $(notdir $@)"
-	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $@ <$<
+$(US)/$(1).cpio: $(US)/$(1).list $(2) $(TOP)/scripts/cpio.sh
+	@echo "    CPIO $$(notdir $$@)"
+	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $$@ <$$<
+endef
+$(eval $(call compat_archive,compat,$(COMPAT_BINS)))
+$(eval $(call compat_archive,compat32,$(COMPAT32_BINS)))
 
 GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
 	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff
