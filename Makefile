@@ -73,7 +73,7 @@ help:
 	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
 	@echo "make deps        only install the Debian packages, of every target"
-	@echo "make clean       remove the runs and the user space of TREE"
+	@echo "make clean       remove the runs and the user space of TREE (none while in use)"
 	@echo "make distclean   remove the whole cache (RFP_CACHE)"
 	@echo
 	@echo "Every target takes TREE=7.3 (default) or 6.12 (config/tree/), and"
