@@ -849,16 +849,16 @@ TEST(unseen_shared_anonymous_mapping)
 }
 
 /* The number on line KEY (with its colon) of /proc/self/status; -1: none. */
-static int status_number(const char *key)
+static long status_number(const char *key)
 {
 	char line[128];
 	FILE *f = fopen("/proc/self/status", "r");
 	size_t n = strlen(key);
-	int v = -1;
+	long v = -1;
 
 	while (f && fgets(line, sizeof(line), f))
 		if (!strncmp(line, key, n))
-			v = atoi(line + n);
+			v = strtol(line + n, NULL, 10);
 	if (f)
 		fclose(f);
 	return v;
@@ -2063,16 +2063,7 @@ TEST(sysv_shared_memory)
 /* VmSize, in kB: what VMAs cannot tell apart when they merge. */
 static long vm_size(void)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmSize: %ld kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
+	return status_number("VmSize:");
 }
 
 static int nr_vmas(void)
