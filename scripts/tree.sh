@@ -66,11 +66,15 @@ series_hash() {
 set_description_from_cover() {
 	local cover=$PATCHES/0000-cover-letter.patch
 	[ -f "$cover" ] || return 0
+	# The subject (unfolded, without its [PATCH...]), a blank line, and
+	# the body down to the shortlog ("Author (N):").
 	awk '
-		/^Subject: / && !subj { sub(/^Subject: (\[[^]]*\] )?/, ""); print; print ""; subj = 1; next }
-		subj && !body && /^$/ { body = 1; next }
 		body && /^[^ ].* \([0-9]+\):$/ { exit }
-		body { print }
+		body { print; next }
+		/^$/ && subj != "" { print subj; print ""; body = 1; next }
+		/^Subject: / { subj = $0; sub(/^Subject: (\[[^]]*\] )?/, "", subj); insubj = 1; next }
+		insubj && /^[ \t]/ { subj = subj $0; next }
+		{ insubj = 0 }
 	' "$cover" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$KTREE/.git/rfp-description"
 	git -C "$KTREE" config "branch.${BRANCH}.description" "$(cat "$KTREE/.git/rfp-description")"
 }
