@@ -46,8 +46,9 @@ declare -F qemu_ports >/dev/null || {
 unset v
 
 # The kernel tree: config/tree/$TREE.sh names its Debian source package.
-# Each tree has its own series (patches/$TREE/) and its own directory in
-# the cache (TC), with its kernel trees, builds, user space and runs.
+# Each tree has its own series (patches/$TREE/, SERIES_NAMES below) and
+# its own directory in the cache (TC), with its kernel trees, builds, user
+# space and runs.
 [ -f "$TOP/config/tree/$TREE.sh" ] ||
 	{
 		echo "error: unknown TREE='$TREE': use $(cd "$TOP/config/tree" && ls ./*.sh | sed 's|^\./||; s/\.sh$//' | sort -rV | paste -sd' ' | sed 's/ /, /g')" >&2
@@ -55,7 +56,7 @@ unset v
 	}
 # shellcheck source=../config/tree/7.3.sh
 . "$TOP/config/tree/$TREE.sh"
-PATCHES=$TOP/patches/$TREE	# the series: its cover letter, patches and series file
+PATCHES=$TOP/patches/$TREE	# the series, a directory each (SERIES_NAMES)
 TC=$RFP_CACHE/$TREE
 if [ -n "$SOURCE_SUITE" ]; then
 	TARBALL=$RFP_CACHE/src/$SOURCE_PKG/usr/src/$SOURCE_PKG.tar.xz	# scripts/source.sh
@@ -68,6 +69,46 @@ KTREE=$TC/linux			# the developer's git tree: pristine + series
 STOCK=$TC/stock			# git worktree of the pristine commit
 BASE_TAG=rfp-base
 BRANCH=rfp
+
+# The series of a tree, in the order they apply, as linux-mm would take
+# them: the fixes of the stock kernel (for mm-hotfixes and stable), then
+# the decommission on top of them.  Each is patches/$TREE/NAME/: its cover
+# letter, its patches and its series file (their order).  In the kernel
+# tree each ends on a branch of its own, whose description is its cover
+# letter's text: rfp-NAME, but the last, which is BRANCH (checked out);
+# each starts where the one before it ends, the first at BASE_TAG.
+SERIES_NAMES="fixes decommission"
+
+series_branch() { # NAME: the branch that ends series NAME
+	if [ "$1" = "${SERIES_NAMES##* }" ]; then
+		echo "$BRANCH"
+	else
+		echo "$BRANCH-$1"
+	fi
+}
+
+series_base() { # NAME: where series NAME starts
+	local s base=$BASE_TAG
+	for s in $SERIES_NAMES; do
+		[ "$s" != "$1" ] || { echo "$base"; return 0; }
+		base=$(series_branch "$s")
+	done
+	die "unknown series '$1' (the series are: $SERIES_NAMES)"
+}
+
+series_patches() { # NAME: the patches of series NAME, in order (its series file)
+	[ -f "$PATCHES/$1/series" ] || return 0
+	grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/$1/series" || true
+}
+
+all_patches() { # every patch of the tree, as NAME/FILE under $PATCHES, in order
+	local s p
+	for s in $SERIES_NAMES; do
+		for p in $(series_patches "$s"); do
+			echo "$s/$p"
+		done
+	done
+}
 
 die() {
 	echo "error: $*" >&2

@@ -1,17 +1,17 @@
 #!/bin/bash
-# The series in patches/TREE/ and the kernel tree of TREE:
-#   patches.sh export      git format-patch rfp-base..rfp into patches/TREE/
+# The series in patches/TREE/ (fixes/, then decommission/: SERIES_NAMES in
+# scripts/lib.sh) and the kernel tree of TREE:
+#   patches.sh export      git format-patch each series' range of branches
+#                          (rfp-base..rfp-fixes, rfp-fixes..rfp) into its
+#                          directory, its cover letter from its branch's
+#                          description
 #   patches.sh checkpatch  scripts/checkpatch.pl --strict on every patch
-#   patches.sh bisect      apply one patch at a time to a scratch tree,
-#                          build and checkpatch each step
+#   patches.sh bisect      apply one patch at a time, the series in order,
+#                          to a scratch tree, build and checkpatch each step
 #   patches.sh bisect --boot
 #                          also boot each step and run the tests it has:
 #                          the remap_file_pages kselftest in the guest
 . "$(dirname "$0")/lib.sh"
-
-series() {
-	grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" 2>/dev/null || true
-}
 
 do_export() {
 	[ -d "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree' first"
@@ -19,28 +19,49 @@ do_export() {
 		die "$KTREE is not on branch $BRANCH"
 	git -C "$KTREE" diff --quiet HEAD ||
 		die "$KTREE has uncommitted changes: commit them (git commit --amend, rebase -i) first"
-	local n
-	n=$(git -C "$KTREE" rev-list --count "$BASE_TAG..$BRANCH")
-	[ "$n" -gt 0 ] || die "no commits on $BRANCH above $BASE_TAG"
-	if [ -z "$(git -C "$KTREE" config "branch.$BRANCH.description" || true)" ]; then
-		note "no cover letter text yet: set it with 'git -C $KTREE branch --edit-description'"
-	fi
+	# Each series is the commits from where the one before it ends to its
+	# own branch: that branch must hold the one before it.
+	local s br base n
+	for s in $SERIES_NAMES; do
+		br=$(series_branch "$s") base=$(series_base "$s")
+		git -C "$KTREE" rev-parse -q --verify "refs/heads/$br" >/dev/null ||
+			die "no branch $br in $KTREE: make it at the last commit of the $s series ('git -C $KTREE branch $br COMMIT')"
+		git -C "$KTREE" merge-base --is-ancestor "$base" "$br" ||
+			die "$base is not an ancestor of $br: $base..$br is not the $s series.
+       Rebase $br onto it ('git -C $KTREE rebase --onto $base OLD $br', OLD where $base was),
+       or move $base back to a commit of $br ('git -C $KTREE branch -f $base COMMIT').
+       'git rebase -i --update-refs $BASE_TAG' on $BRANCH edits every series and moves their branches along."
+		n=$(git -C "$KTREE" rev-list --count "$base..$br")
+		[ "$n" -gt 0 ] || die "no commits on $br above $base: the $s series is empty"
+		if [ -z "$(git -C "$KTREE" config "branch.$br.description" || true)" ]; then
+			note "no cover letter text for the $s series yet: set it with 'git -C $KTREE branch --edit-description $br'"
+		fi
+	done
 
+	# No --base: rfp-base is a local import nobody else can resolve; the
+	# cover letters name the tree instead.
 	local tmp
 	tmp=$(mktemp -d)
-	git -C "$KTREE" format-patch -q --zero-commit --cover-letter \
-		--cover-from-description=subject --subject-prefix="$SUBJECT_PREFIX" \
-		--base="$BASE_TAG" -o "$tmp" "$BASE_TAG..$BRANCH"
-	mkdir -p "$PATCHES"
-	rm -f "$PATCHES"/*.patch
-	mv "$tmp"/*.patch "$PATCHES/"
+	for s in $SERIES_NAMES; do
+		br=$(series_branch "$s") base=$(series_base "$s")
+		git -C "$KTREE" format-patch -q --zero-commit --cover-letter \
+			--cover-from-description=subject --subject-prefix="$SUBJECT_PREFIX" \
+			-o "$tmp/$s" "$base..$br"
+	done
+	for s in $SERIES_NAMES; do
+		mkdir -p "$PATCHES/$s"
+		rm -f "$PATCHES/$s"/*.patch
+		mv "$tmp/$s"/*.patch "$PATCHES/$s/"
+		rmdir "$tmp/$s"
+		(cd "$PATCHES/$s" && ls 0*.patch | grep -v '^0000-cover-letter' >series)
+	done
 	rmdir "$tmp"
-	(cd "$PATCHES" && ls 0*.patch | grep -v '^0000-cover-letter' >series)
 	# The tree now is what patches/TREE/ says: nothing to apply next time.
-	echo "$(bash "$TOP/scripts/tree.sh" --series-hash) $(git -C "$KTREE" rev-parse HEAD)" \
-		>"$KTREE/.git/rfp-applied"
-	echo "patches/$TREE/: cover letter and $n patches"
-	sed 's/^/    /' "$PATCHES/series"
+	bash "$TOP/scripts/tree.sh" --record
+	for s in $SERIES_NAMES; do
+		echo "patches/$TREE/$s/: cover letter and $(series_patches "$s" | wc -l) patches ($(series_base "$s")..$(series_branch "$s"))"
+		sed 's/^/    /' "$PATCHES/$s/series"
+	done
 }
 
 # config/checkpatch-accepted: "subject<TAB>TYPE<TAB>why" lines, a checkpatch
@@ -65,8 +86,8 @@ do_checkpatch() {
 	bash "$TOP/scripts/tree.sh" patched >/dev/null
 	CHECKPATCH_TREE=$KTREE
 	local p bad=0
-	echo "1..$(series | wc -l)"
-	for p in $(series); do
+	echo "1..$(all_patches | wc -l)"
+	for p in $(all_patches); do
 		local types why
 		types=$(accepted "$PATCHES/$p" | cut -f1)
 		why=$(accepted "$PATCHES/$p" | sed 's/\t/: /' | tr '\n' ' ')
@@ -118,7 +139,7 @@ do_bisect() {
 	local dir=$TC/bisect p i=0 n
 	# One make bisect at a time: the scratch tree is its own.
 	lock "$dir.lock" "running make bisect in $dir"
-	n=$(series | wc -l)
+	n=$(all_patches | wc -l)
 	if [ ! -f "$dir/Makefile" ]; then
 		rm -rf "$dir"
 		git -C "$KTREE" worktree prune
@@ -127,11 +148,12 @@ do_bisect() {
 	git -C "$dir" am --abort >/dev/null 2>&1 || true
 	git -C "$dir" checkout -q -f --detach "$BASE_TAG"
 	CHECKPATCH_TREE=$dir
-	for p in $(series); do
+	# Every series in order, one patch at a time (p: NAME/FILE).
+	for p in $(all_patches); do
 		i=$((i + 1))
 		echo "==> [$i/$n] $p"
 		tree_git -C "$dir" am -q "$PATCHES/$p" ||
-			{ git -C "$dir" am --abort; die "$p does not apply"; }
+			{ git -C "$dir" am --abort; die "patches/$TREE/$p does not apply"; }
 		bash "$TOP/scripts/build.sh" --bisect "$dir" ||
 			die "the kernel does not build after $p"
 		local types
@@ -141,10 +163,11 @@ do_bisect() {
 			{ echo "$out"; die "checkpatch --strict complains about $p"; }
 		[ $boot = 0 ] || bisect_test "$dir" "$p"
 	done
+	local of="of ${SERIES_NAMES// /, then }"
 	if [ $boot = 1 ]; then
-		echo "all $n patches apply, build, pass checkpatch, boot and pass their tests one by one"
+		echo "all $n patches ($of) apply, build, pass checkpatch, boot and pass their tests one by one"
 	else
-		echo "all $n patches apply, build and pass checkpatch one by one"
+		echo "all $n patches ($of) apply, build and pass checkpatch one by one"
 	fi
 }
 

@@ -1,9 +1,12 @@
 #!/bin/bash
 # Prepare the kernel trees outside the checkout:
 #   $RFP_CACHE/TREE/linux  git tree: Debian's linux-source-TREE as commit
-#                          "rfp-base", branch "rfp" = rfp-base + patches/TREE/series
+#                          "rfp-base"; branch "rfp-fixes" = rfp-base +
+#                          patches/TREE/fixes/, branch "rfp" (checked out) =
+#                          rfp-fixes + patches/TREE/decommission/
 #   $RFP_CACHE/TREE/stock  git worktree of rfp-base (only for KERNEL=stock)
 # Usage: tree.sh [patched|stock]
+#        tree.sh --record   the tree is what patches/TREE/ says (make patches)
 . "$(dirname "$0")/lib.sh"
 
 want=${1:-patched}
@@ -45,82 +48,108 @@ top-level .gitignore (which ignores every top-level entry) is removed."
 	step_done
 }
 
-series_files() {
-	[ -f "$PATCHES/series" ] || return 0
-	grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" || true
-}
-
+# The series as they are in patches/TREE/: every series file and patch.
 series_hash() {
-	(
-		cd "$PATCHES"
-		cat series 2>/dev/null
-		series_files | while read -r p; do
-			[ -f "$p" ] || die "patches/$TREE/series names $p, which is not in patches/$TREE/"
-			cat "$p"
+	local s p
+	for s in $SERIES_NAMES; do
+		echo "series $s"
+		cat "$PATCHES/$s/series" 2>/dev/null || true
+		for p in $(series_patches "$s"); do
+			[ -f "$PATCHES/$s/$p" ] ||
+				die "patches/$TREE/$s/series names $p, which is not in patches/$TREE/$s/"
+			cat "$PATCHES/$s/$p"
 		done
-	) | sha256sum | cut -d' ' -f1
+	done | sha256sum | cut -d' ' -f1
 }
 
-# The cover letter's text lives in the branch description, so that
-# 'make patches' can write it back with git format-patch.
-set_description_from_cover() {
-	local cover=$PATCHES/0000-cover-letter.patch
+# The tree's state: HEAD, then the branch of each series ("none" where
+# there is none yet).
+tree_heads() {
+	local s
+	printf '%s' "$(git -C "$KTREE" rev-parse -q --verify HEAD || echo none)"
+	for s in $SERIES_NAMES; do
+		printf ' %s' "$(git -C "$KTREE" rev-parse -q --verify "refs/heads/$(series_branch "$s")" || echo none)"
+	done
+	echo
+}
+
+# After applying or exporting, the state file says which series the tree
+# holds and where its branches were: "HASH HEADS" (series_hash, tree_heads).
+STATE=$KTREE/.git/rfp-applied
+
+record_state() {
+	echo "$(series_hash) $(tree_heads)" >"$STATE"
+}
+
+# Whether the tree holds commits or edits not exported since the state
+# file was written: a branch moved, HEAD moved, or the work tree changed.
+# A state file of the single series held HEAD alone.
+not_exported() { # RECORDED-HEADS
+	local now
+	now=$(tree_heads)
+	[ "${1#* }" != "$1" ] || now=${now%% *}
+	[ "$now" != "$1" ] || ! git -C "$KTREE" diff --quiet HEAD
+}
+
+# The cover letter's text lives in the description of the series'
+# branch, so that 'make patches' can write it back with git format-patch.
+set_description_from_cover() { # NAME
+	local cover=$PATCHES/$1/0000-cover-letter.patch
 	[ -f "$cover" ] || return 0
 	# The subject (unfolded, without its [PATCH...]), a blank line, and
 	# the body down to the shortlog ("Author (N):").
-	awk '
+	git -C "$KTREE" config "branch.$(series_branch "$1").description" "$(awk '
 		body && /^[^ ].* \([0-9]+\):$/ { exit }
 		body { print; next }
 		/^$/ && subj != "" { print subj; print ""; body = 1; next }
 		/^Subject: / { subj = $0; sub(/^Subject: (\[[^]]*\] )?/, "", subj); insubj = 1; next }
 		insubj && /^[ \t]/ { subj = subj $0; next }
 		{ insubj = 0 }
-	' "$cover" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' >"$KTREE/.git/rfp-description"
-	git -C "$KTREE" config "branch.${BRANCH}.description" "$(cat "$KTREE/.git/rfp-description")"
+	' "$cover" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}')"
 }
 
 apply_series() {
-	local state=$KTREE/.git/rfp-applied
-	local want_hash head rec_hash="" rec_head=""
+	local want_hash rec_hash="" rec_heads=""
 	want_hash=$(series_hash)
-	head=$(git -C "$KTREE" rev-parse HEAD)
-	[ -f "$state" ] && read -r rec_hash rec_head <"$state"
+	[ -f "$STATE" ] && read -r rec_hash rec_heads <"$STATE"
 
 	if [ "$want_hash" = "$rec_hash" ]; then
-		if [ "$head" != "$rec_head" ] || ! git -C "$KTREE" diff --quiet HEAD; then
+		if not_exported "$rec_heads"; then
 			note "the tree has changes not exported to patches/$TREE/: building them as they are ('make patches' exports them)"
 		fi
 		return 0
 	fi
 
-	if [ -n "$rec_head" ] && [ "$FORCE" != 1 ]; then
-		if [ "$head" != "$rec_head" ] || ! git -C "$KTREE" diff --quiet HEAD; then
-			die "patches/$TREE/ changed, and $KTREE has commits or edits not exported with 'make patches'.
+	if [ -n "$rec_heads" ] && [ "$FORCE" != 1 ] && not_exported "$rec_heads"; then
+		die "patches/$TREE/ changed, and $KTREE has commits or edits not exported with 'make patches'.
        Export them first ('make patches'), or throw them away with FORCE=1."
-		fi
 	fi
 
-	local n
-	n=$(series_files | wc -l)
-	step "applying patches/$TREE/series ($n patches) to $KTREE with git am"
+	local s p out n
+	n=$(all_patches | wc -l)
+	step "applying patches/$TREE/{${SERIES_NAMES// /,}}/ ($n patches) to $KTREE with git am"
 	git -C "$KTREE" am --abort >/dev/null 2>&1 || true
 	git -C "$KTREE" checkout -q -f -B "$BRANCH" "$BASE_TAG"
-	local p out
-	for p in $(series_files); do
-		note "$p"
-		if ! out=$(tree_git am -q --keep-cr "$PATCHES/$p" 2>&1); then
-			git -C "$KTREE" am --abort >/dev/null 2>&1 || true
-			echo "$out" >&2
-			die "patches/$TREE/$p does not apply to $BASE_TAG (see above); the tree is left at the patches before it"
-		fi
+	for s in $SERIES_NAMES; do
+		for p in $(series_patches "$s"); do
+			note "$s/$p"
+			if ! out=$(tree_git am -q --keep-cr "$PATCHES/$s/$p" 2>&1); then
+				git -C "$KTREE" am --abort >/dev/null 2>&1 || true
+				echo "$out" >&2
+				die "patches/$TREE/$s/$p does not apply to $(series_base "$s") and the patches before it (see above); the tree is left at the patches before it"
+			fi
+		done
+		# The series ends on its branch; the last one's is BRANCH.
+		[ "$(series_branch "$s")" = "$BRANCH" ] ||
+			git -C "$KTREE" branch -f "$(series_branch "$s")" HEAD
+		set_description_from_cover "$s"
 	done
-	set_description_from_cover
-	echo "$want_hash $(git -C "$KTREE" rev-parse HEAD)" >"$state"
+	record_state
 	step_done
 }
 
-if [ "$want" = --series-hash ]; then
-	series_hash
+if [ "$want" = --record ]; then
+	record_state
 	exit 0
 fi
 
@@ -130,7 +159,7 @@ tree_work() {
 	[ -d "$KTREE/.git" ] && git -C "$KTREE" rev-parse -q --verify "$BASE_TAG" >/dev/null ||
 		return 0
 	case "$want" in
-	patched) [ "$(series_hash)" != "$(cut -d' ' -f1 "$KTREE/.git/rfp-applied" 2>/dev/null)" ] ;;
+	patched) [ "$(series_hash)" != "$(cut -d' ' -f1 "$STATE" 2>/dev/null)" ] ;;
 	*) [ ! -f "$STOCK/Makefile" ] ;;
 	esac
 }
