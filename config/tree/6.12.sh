@@ -5,4 +5,4 @@
 
 SOURCE_PKG=linux-source-6.12	# the Debian package of the kernel tree
 SOURCE_SUITE=			# empty: installed from the host's own sources
-SUBJECT_PREFIX="PATCH v3 6.12"	# the series' version, and its tree if not the home
+SUBJECT_PREFIX="PATCH 6.12"	# the series' version, and its tree if not the home

@@ -7,4 +7,4 @@
 
 SOURCE_PKG=linux-source-7.3	# the Debian package of the kernel tree
 SOURCE_SUITE=trixie-backports	# empty: installed from the host's own sources
-SUBJECT_PREFIX="PATCH v3"	# the series' version, and its tree if not the home
+SUBJECT_PREFIX="PATCH"		# the series' version, and its tree if not the home
