@@ -8,7 +8,8 @@
 # from here, through make or ./rfp; 'make help' prints their values.
 RFP_CACHE ?= $(HOME)/.cache/rfp
 # 7.3 (the series' home) or 6.12 (its backport): config/tree/$(TREE).sh
-# names the Debian source package, patches/$(TREE)/ holds the series.
+# names the Debian source package, patches/$(TREE)/ holds the series
+# (fixes/, then decommission/).
 TREE ?= 7.3
 # x86_64, i386 or arm64: config/arch/$(ARCH).sh says how to build and boot.
 ARCH ?= x86_64
