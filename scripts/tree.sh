@@ -129,6 +129,9 @@ apply_series() {
 	n=$(all_patches | wc -l)
 	step "applying patches/$TREE/{${SERIES_NAMES// /,}}/ ($n patches) to $KTREE with git am"
 	git -C "$KTREE" am --abort >/dev/null 2>&1 || true
+	# What the tree held is dropped: if a patch does not apply, the next
+	# run applies the series again, whatever patches/TREE/ then holds.
+	rm -f "$STATE"
 	git -C "$KTREE" checkout -q -f -B "$BRANCH" "$BASE_TAG"
 	for s in $SERIES_NAMES; do
 		for p in $(series_patches "$s"); do
@@ -159,7 +162,7 @@ tree_work() {
 	[ -d "$KTREE/.git" ] && git -C "$KTREE" rev-parse -q --verify "$BASE_TAG" >/dev/null ||
 		return 0
 	case "$want" in
-	patched) [ "$(series_hash)" != "$(cut -d' ' -f1 "$STATE" 2>/dev/null)" ] ;;
+	patched) [ "$(series_hash 2>/dev/null)" != "$(cut -d' ' -f1 "$STATE" 2>/dev/null)" ] ;;
 	*) [ ! -f "$STOCK/Makefile" ] ;;
 	esac
 }
