@@ -117,6 +117,9 @@ $(eval $(call compat_archive,compat32,$(COMPAT32_BINS)))
 GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
 	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
+# The kselftest's own runner script, where the tree has it: it runs the
+# binaries next to it, and sets the sysctl around them with -d.
+TEST_SCRIPTS := $(wildcard $(KTREE)/tools/testing/selftests/mm/remap_file_pages.sh)
 TEST_BINS32 := $(SELFTESTS32:%=$(US)/mm/%)
 
 # The archive's list for scripts/cpio.sh: written on every run, replaced
@@ -135,7 +138,7 @@ $(US)/base.list: FORCE
 	    echo "/rfp/kselftest/$$f $(KSFT_DIR)/$$f"; \
 	  done; \
 	  for f in $(GUEST_BINS); do echo "/bin/$${f##*/} $$f"; done; \
-	  for f in $(TEST_BINS); do echo "/tests/$${f##*/} $$f"; done; \
+	  for f in $(TEST_BINS) $(TEST_SCRIPTS); do echo "/tests/$${f##*/} $$f"; done; \
 	} >$@.new
 	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
 
@@ -143,6 +146,7 @@ FORCE:
 
 $(US)/base.cpio: $(US)/base.list $(US)/bin/gen_init_cpio $(BUSYBOX) \
 		$(TOP)/guest/init $(TOP)/guest/rfp-ktap $(GUEST_BINS) $(TEST_BINS) \
+		$(TEST_SCRIPTS) \
 		$(KSFT_DIR)/runner.sh $(KSFT_DIR)/ktap_helpers.sh \
 		$(TOP)/scripts/cpio.sh
 	@echo "    CPIO $(notdir $@)"
