@@ -29,21 +29,12 @@ if [ "$KERNEL-$CONFIG" = patched-base ]; then
 	# The syscall refused from the command line, and (KERNELS=all) a
 	# kernel without it and the stock kernel of the differential run.
 	# The kselftest tests what the value it finds promises: every case
-	# runs (those of the emulation skip where it is off).  6.12's set
-	# still has the kselftest that sets the sysctl itself.
+	# runs (those of the emulation skip where it is off).
 	guest cmdline-off patched base --append sysctl.vm.remap_file_pages=0
-	if [ "$TREE" = 6.12 ]; then
-		kselftests -f knob -t sysctl_boot_value -t syscall_matches_kernel_config
-	else
-		kselftests
-	fi
+	kselftests
 	if [ "$KERNELS" = all ]; then
 		guest norfp patched norfp
-		if [ "$TREE" = 6.12 ]; then
-			kselftests -t syscall_matches_kernel_config
-		else
-			kselftests
-		fi
+		kselftests
 		. "$TOP/modes/diff.sh"
 	fi
 	. "$TOP/modes/compat.sh"
