@@ -7,7 +7,8 @@
 #    boot aborts, hangs or works, the job that runs is the job asked for,
 #    under the accelerator the probe chose;
 #  - a run fails when its job printed nothing, when a test binary printed
-#    fewer results than its plan, when fault injection cannot be set up
+#    fewer results than its plan, when a test killed by make check's kill
+#    test left a setting changed, when fault injection cannot be set up
 #    (CONFIG=debug: that case alone), when the kernel panicked, and when
 #    the guest hung past its timeout;
 #  - the verdict: scripts/ktap.py on nested KTAP documents
@@ -110,7 +111,28 @@ int main(void)
 	return 0;	/* as if the binary died quietly after its first test */
 }
 C
-for p in exit-with short-plan; do
+# A test that lowers vm.max_map_count and puts it back 3 s later: killed
+# before that, it leaves the machine changed.
+cat >"$dir/lower-setting.c" <<'C'
+#include <stdio.h>
+#include <unistd.h>
+int main(void)
+{
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "r+");
+	long v;
+
+	if (!f || fscanf(f, "%ld", &v) != 1)
+		return 1;
+	rewind(f);
+	fprintf(f, "%ld\n", v - 1);
+	fflush(f);
+	sleep(3);
+	rewind(f);
+	fprintf(f, "%ld\n", v);
+	return fclose(f) != 0;
+}
+C
+for p in exit-with short-plan lower-setting; do
 	gcc -static -O2 -o "$dir/$p" "$dir/$p.c" || die "cannot build $dir/$p"
 done
 
@@ -198,6 +220,12 @@ verdict_fails "a job that prints nothing" "no test ran" "$dir/empty.job"
 echo '/prog' >"$dir/short-plan.job"
 verdict_fails "a test binary that stops short of its plan" \
 	"planned 3 tests and reported 1" "$dir/short-plan.job" "$dir/short-plan"
+
+# make check's kill test, on a test that changes a setting: killed, it
+# must be seen.
+echo 'rfp-ktap killed /prog 300000' >"$dir/killed.job"
+verdict_fails "a test killed before it puts a setting back" \
+	"settings changed" "$dir/killed.job" "$dir/lower-setting"
 
 # A kernel that panics: no init in the initramfs where rdinit= looks.
 echo 'exit 0' >"$dir/panic.job"
