@@ -223,7 +223,7 @@ verdict_fails "a test binary that stops short of its plan" \
 
 # make check's kill test, on a test that changes a setting: killed, it
 # must be seen.
-echo 'rfp-ktap killed /prog 300000' >"$dir/killed.job"
+printf '%s\n' 'rfp-ktap killed /prog 300000' 'exit 0' >"$dir/killed.job"
 verdict_fails "a test killed before it puts a setting back" \
 	"settings changed" "$dir/killed.job" "$dir/lower-setting"
 
