@@ -32,7 +32,7 @@
 # of fault injection with CONFIG=debug) and exits non-zero when a case
 # failed.
 . "$(dirname "$0")/lib.sh"
-BASE_CASES=24
+BASE_CASES=25
 check_kernel_var
 
 dir=$RUNS/harness
