@@ -6,18 +6,34 @@
 # and the differential run against stock; then the host's checks.
 needs user32
 kselftests() { # [kselftest args]: the 64- and 32-bit binaries (those that
-	# ARCH's kernel runs), from the ext4 disk, with a trace instance of
-	# their own for the tracepoint case (as remap_file_pages.sh gives them)
-	local b i
+	# ARCH's kernel runs), from the ext4 disk
+	local b
 	for b in $(user_bits); do
 		# The disk variant runs in the current directory.
-		i=/sys/kernel/tracing/instances/rfp$b
-		test_cmd "remap_file_pages_$b" "cd /mnt/disk && mkdir $i && REMAP_FILE_PAGES_TRACE=$i /tests/remap_file_pages_$b $*; r=\$?; rmdir $i; exit \$r"
+		test_cmd "remap_file_pages_$b" "cd /mnt/disk && /tests/remap_file_pages_$b $*"
 	done
+}
+
+# rfp-checks (tools/): what left the kselftest, against mmap() itself, and
+# the reporting; with a trace instance of its own for the tracepoint case
+# and shmem THP at "advise" for the THP case, both put back after.
+checks() {
+	test_cmd rfp_checks "cd /mnt/disk
+i=/sys/kernel/tracing/instances/rfp-checks
+t=/sys/kernel/mm/transparent_hugepage/shmem_enabled
+old=\$(sed -n 's/.*\\[\\(.*\\)\\].*/\\1/p' \$t 2>/dev/null)
+mkdir \$i || exit 1
+[ -z \"\$old\" ] || echo advise >\$t
+REMAP_FILE_PAGES_TRACE=\$i rfp-checks
+rc=\$?
+rmdir \$i
+[ -z \"\$old\" ] || echo \$old >\$t
+exit \$rc"
 }
 
 guest main "$KERNEL" "$CONFIG"
 kselftests
+checks
 # The kselftest's runner script with -d: the sysctl at each value, put back.
 test_cmd remap_file_pages_sh "cd /mnt/disk && exec /tests/remap_file_pages.sh -d"
 test_cmd killed "rfp-ktap killed /tests/remap_file_pages_$(user_bits | head -n 1) 20000 100000 300000 700000 1500000 3000000"
@@ -32,6 +48,7 @@ if [ "$KERNEL-$CONFIG" = patched-base ]; then
 	# runs (those of the emulation skip where it is off).
 	guest cmdline-off patched base --append sysctl.vm.remap_file_pages=0
 	kselftests
+	checks
 	if [ "$KERNELS" = all ]; then
 		guest norfp patched norfp
 		kselftests

@@ -8,13 +8,12 @@
 needs user32 shim
 COMPAT_CPIO=$US/compat.cpio
 # What the kselftest checks of the knob, which the shim hides by design:
-# the sysctl and its boot value, -ENOSYS when refused, the log lines and
-# the tracepoint of refused and emulated calls.  And its fanotify
+# -ENOSYS when refused, and CONFIG_REMAP_FILE_PAGES=n.  And its fanotify
 # pre-content cases: the shim maps through a descriptor of the program's
 # for the file, which may be another open file than the window's, and a
 # pre-content group hears only of the open files opened after its mark
 # (shim/README.md, "What it cannot do").
-COMPAT_KSFT_SKIP="-F pre_access -T kernel_config_decides -T sysctl_value -T named_at_most_once -T tracepoint_records_every_call"
+COMPAT_KSFT_SKIP="-F pre_access -T kernel_config_decides -T sysctl_value"
 
 # KERNELS=one: the patched base kernel only.
 for g in off $([ "$KERNELS" = one ] || echo norfp); do

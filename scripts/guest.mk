@@ -32,6 +32,13 @@ $(US)/bin/%: $(TOP)/tools/%.c $(TOP)/tools/sigbus-read.h \
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -pthread -o $@ $<
 
+# rfp-checks: a kselftest_harness program like the tree's kselftest, with
+# the tree's harness.
+$(US)/bin/rfp-checks: $(TOP)/tools/rfp-checks.c \
+		$(KTREE)/tools/testing/selftests/kselftest_harness.h
+	@echo "    CC $(notdir $@)"
+	$(CC) $(CFLAGS) -I$(KTREE)/tools/testing/selftests -pthread -o $@ $<
+
 # rfp-compat (shim/): the shim, its launcher and what runs under it, all
 # dynamically linked (PEERS: the host's programs of COMPAT_PEERS, in
 # /compat by their names), with the libraries they load, in compat.cpio; the
@@ -115,7 +122,8 @@ $(eval $(call compat_archive,compat,$(COMPAT_BINS)))
 $(eval $(call compat_archive,compat32,$(COMPAT32_BINS)))
 
 GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
-	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff
+	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff \
+	$(US)/bin/rfp-checks
 TEST_BINS := $(SELFTESTS:%=$(US)/mm/%)
 # The kselftest's own runner script, where the tree has it: it runs the
 # binaries next to it, and sets the sysctl around them with -d.
