@@ -17,22 +17,25 @@
 # A CONFIG_REMAP_FILE_PAGES=n kernel is linked whole by make check (its
 # norfp guest); here its objects.
 OBJS="mm/mmap.o mm/remap_file_pages.o kernel/fork.o"
+# ipc/shm.o where the configuration has SYSVIPC (defconfig, and tinyconfig
+# with config/base.config).
+IPC="$OBJS ipc/shm.o"
 # The warnings that count: those in what the series touches (a whole
 # kernel's W=1 build warns about much else).
-SERIES_FILES='(mm/mmap\.c|mm/remap_file_pages\.c|kernel/fork\.c|kernel/sys_ni\.c|include/linux/mm_types\.h|include/trace/events/mmap\.h)'
+SERIES_FILES='(ipc/shm\.c|mm/mmap\.c|mm/remap_file_pages\.c|kernel/fork\.c|kernel/sys_ni\.c|include/linux/mm_types\.h|include/trace/events/mmap\.h)'
 CONFIGS=(
 	"allnoconfig x86_64 - allnoconfig - $OBJS"
-	"defconfig x86_64 - defconfig - $OBJS"
+	"defconfig x86_64 - defconfig - $IPC"
 	"sysctl-n x86_64 - tinyconfig # CONFIG_SYSCTL is not set: $OBJS"
 	"proc-sysctl-n x86_64 - tinyconfig # CONFIG_PROC_SYSCTL is not set: $OBJS"
 	"tracing-n x86_64 - tinyconfig # CONFIG_FTRACE is not set: $OBJS"
 	"vm-event-counters-n x86_64 - tinyconfig # CONFIG_VM_EVENT_COUNTERS is not set: $OBJS"
 	"remap-file-pages-n x86_64 - tinyconfig # CONFIG_REMAP_FILE_PAGES is not set: mm/mmap.o kernel/fork.o kernel/sys_ni.o"
-	"userfaultfd-n x86_64 - tinyconfig # CONFIG_USERFAULTFD is not set: $OBJS"
+	"userfaultfd-n x86_64 - tinyconfig # CONFIG_USERFAULTFD is not set: $IPC"
 	"fanotify-n x86_64 - tinyconfig # CONFIG_FANOTIFY is not set: $OBJS"
-	"sparse x86_64 - defconfig - C=1 $OBJS"
-	"i386 i386 - tinyconfig - $OBJS"
-	"arm64 arm64 aarch64-linux-gnu- defconfig - $OBJS"
+	"sparse x86_64 - defconfig - C=1 $IPC"
+	"i386 i386 - tinyconfig - $IPC"
+	"arm64 arm64 aarch64-linux-gnu- defconfig - $IPC"
 	"nommu riscv riscv64-linux-gnu- nommu_virt_defconfig - Image"
 )
 
