@@ -3,7 +3,8 @@
 # with dpkg-buildpackage and debhelper in a copy under DEB_OUT/build (the
 # checkout stays clean), checked by lintian, and left as
 # DEB_OUT/rfp-compat_VERSION_ARCH.deb.  Built again only when a file it
-# is made of changed.  Prints the .deb's path last.
+# is made of changed.  Prints the .deb's path last, or writes it into
+# the file PATH-FILE:  deb.sh [PATH-FILE]
 #
 # Also run by scripts/userspace.sh: the guests of make compat and make
 # check run what the package installs (unpacked with dpkg -x).
@@ -13,13 +14,16 @@ cd "$TOP"
 version=$(dpkg-parsechangelog -S Version) || die "debian/changelog: no version"
 arch=$(dpkg --print-architecture)
 deb=$DEB_OUT/rfp-compat_${version}_$arch.deb
+say_deb() {
+	if [ -n "${1:-}" ]; then echo "$deb" >"$1"; else echo "$deb"; fi
+}
 srcs=(debian shim docs/decommission.md)
 
 mkdir -p "$DEB_OUT"
 lock "$DEB_OUT/.lock" "building rfp-compat's package ($deb)"
 # Up to date: no file of the package's newer than it.
 if [ -f "$deb" ] && [ -z "$(find "${srcs[@]}" -newer "$deb" -print -quit)" ]; then
-	echo "$deb"
+	say_deb "${1:-}"
 	exit 0
 fi
 
@@ -46,6 +50,7 @@ if ! lintian --fail-on error,warning --info "$build/rfp-compat_${version}_$arch.
 	die "lintian rejects the package (above; $DEB_OUT/lintian.log)"
 fi
 step_done
-sed 's/^/    /' "$DEB_OUT/lintian.log"
+# What it said besides (its note on running as root left out).
+grep -v '^running with root privileges' "$DEB_OUT/lintian.log" | sed 's/^/    /' || true
 mv "$build/rfp-compat_${version}_$arch.deb" "$deb"
-echo "$deb"
+say_deb "${1:-}"
