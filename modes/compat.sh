@@ -170,3 +170,10 @@ shim_host_tests() {
 # shim emulates with --always): where the guests' programs run here
 # (NATIVE=1 in config/arch/).
 [ "$NATIVE" != 1 ] || host_step shim-host shim_host_tests
+
+# The shim's files form a line (shim/shim.h): each uses only those
+# before it.
+shim_layers() {
+	bash "$TOP/scripts/shim-layers.sh" "$TOP/shim"
+}
+host_step shim-layers shim_layers

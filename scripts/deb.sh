@@ -27,6 +27,12 @@ if [ -f "$deb" ] && [ -z "$(find "${srcs[@]}" -newer "$deb" -print -quit)" ]; th
 	exit 0
 fi
 
+# The man page renders without a warning (lintian asks man too).
+warn=$(groff -ww -z -man shim/rfp-compat.1 2>&1) ||
+	die "groff cannot render shim/rfp-compat.1: $warn"
+[ -z "$warn" ] || die "groff -ww warns about shim/rfp-compat.1:
+$warn"
+
 step "building $deb (dpkg-buildpackage; log: $DEB_OUT/build.log)"
 build=$DEB_OUT/build
 src=$build/rfp-compat-$version

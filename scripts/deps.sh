@@ -10,7 +10,7 @@
 #   user32      the second word size's programs (ARCH's PACKAGES_32)
 #   shim        rfp-compat's peer programs (ARCH's COMPAT_PEERS), and
 #               what builds its package (the guests run its contents)
-#   deb         what make deb runs: debhelper, lintian, and on amd64
+#   deb         what make deb runs: debhelper, lintian, groff, and on amd64
 #               gcc-multilib (the package's i386 library)
 #   checkpatch  what scripts/checkpatch.pl runs
 #   trinity     the fuzzer of make fuzz
@@ -30,7 +30,7 @@ pkgs=(
 [ $# -gt 0 ] || set -- core
 [ "$*" != all ] || set -- user32 shim deb checkpatch trinity plot configs
 # rfp-compat's package (scripts/deb.sh).
-deb_pkgs=(debhelper dpkg-dev lintian)
+deb_pkgs=(debhelper dpkg-dev lintian groff-base)
 [ "$(dpkg --print-architecture)" != amd64 ] || deb_pkgs+=(gcc-multilib)
 for need in "$@"; do
 	case "$need" in
@@ -46,9 +46,16 @@ for need in "$@"; do
 	esac
 done
 
+# make deb (deb alone) builds no kernel and boots nothing: only the
+# compiler and the package's tools, no kernel source, no busybox.
+if [ "$*" = deb ]; then
+	pkgs=(build-essential "${deb_pkgs[@]}")
+	SOURCE_PKG= SOURCE_SUITE= BUSYBOX_ARCH=
+fi
+
 # The kernel tree: a package of the host's apt sources is installed; one of
 # another suite is downloaded into the cache (scripts/source.sh, at the end).
-[ -n "$SOURCE_SUITE" ] || pkgs+=("$SOURCE_PKG")
+[ -n "$SOURCE_SUITE" ] || [ -z "$SOURCE_PKG" ] || pkgs+=("$SOURCE_PKG")
 
 missing=()
 for p in "${pkgs[@]}"; do
