@@ -171,6 +171,46 @@ shim_host_tests() {
 # (NATIVE=1 in config/arch/).
 [ "$NATIVE" != 1 ] || host_step shim-host shim_host_tests
 
+# make install and make uninstall, under a scratch DESTDIR (nothing is
+# installed on this machine): the launcher, the libraries and the man
+# page in place, the page as man shows it, and nothing left after the
+# uninstall.
+shim_install() {
+	local d root rc=0 left
+	d=$(mktemp -d)
+	root=$d/root
+	echo "1..3"
+	if make -s -C "$TOP" install DESTDIR="$root" PREFIX=/usr >"$d/log" 2>&1 &&
+		[ -x "$root/usr/bin/rfp-compat" ] && [ -f "$root/usr/lib/rfp-compat/librfp-compat.so" ] &&
+		[ -f "$root/usr/share/man/man1/rfp-compat.1" ]; then
+		echo "ok 1 - make install DESTDIR=... PREFIX=/usr: launcher, library, man page"
+	else
+		sed 's/^/# /' "$d/log"
+		echo "not ok 1 - make install DESTDIR=... PREFIX=/usr"
+		rc=1
+	fi
+	if ! command -v man >/dev/null; then
+		echo "ok 2 - man -l shows rfp-compat(1) # SKIP no man on this machine"
+	elif MANWIDTH=80 man -l "$root/usr/share/man/man1/rfp-compat.1" 2>&1 | grep -q '^EXIT STATUS'; then
+		echo "ok 2 - man -l shows rfp-compat(1)"
+	else
+		echo "not ok 2 - man -l shows rfp-compat(1)"
+		rc=1
+	fi
+	make -s -C "$TOP" uninstall DESTDIR="$root" PREFIX=/usr >"$d/log" 2>&1 || sed 's/^/# /' "$d/log"
+	left=$(cd "$root" 2>/dev/null && find . -mindepth 1 | head -n 5)
+	if [ -z "$left" ]; then
+		echo "ok 3 - make uninstall leaves nothing behind"
+	else
+		echo "# left: $left"
+		echo "not ok 3 - make uninstall leaves nothing behind"
+		rc=1
+	fi
+	rm -rf "$d"
+	return "$rc"
+}
+host_step shim-install shim_install
+
 # The shim's files form a line (shim/shim.h): each uses only those
 # before it.
 shim_layers() {
