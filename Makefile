@@ -39,9 +39,14 @@ SEEDS ?= 1 2 3 4 5 6
 STEPS ?= 500
 # Its default is the mode's: 10 in make check, 120 in make stress.
 STRESS_SECONDS ?=
+# make install, make uninstall: rfp-compat under DESTDIR/PREFIX.
+PREFIX ?= /usr/local
+DESTDIR ?=
+# make deb: where rfp-compat_VERSION_ARCH.deb is left (built in DEB_OUT/build).
+DEB_OUT ?= $(RFP_CACHE)/deb
 SETTINGS := TREE ARCH RFP_CACHE KERNEL CONFIG KERNELS ACCEL ICOUNT TIMEOUT MEM SMP BOOTARGS \
 	FORCE JOBS REPEATS SCENARIO DEPTH BENCH_OUT STRESS_PROCS STRESS_THREADS FUZZ_CALLS \
-	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS
+	FUZZ_SECONDS SEEDS STEPS STRESS_SECONDS PREFIX DESTDIR DEB_OUT
 export $(SETTINGS)
 # The list itself, for the scripts (scripts/lib.sh checks each is set).
 export RFP_SETTINGS := $(SETTINGS)
@@ -54,7 +59,7 @@ S := scripts
 MODES := $(sort $(basename $(notdir $(wildcard modes/*.sh))))
 
 .PHONY: help env deps tree kernel run shell $(MODES) patches checkpatch configs bisect \
-	bisect-boot clean distclean
+	bisect-boot install uninstall deb clean distclean
 
 help:
 	@echo "make run         build (what changed), boot, run the demo"
@@ -74,6 +79,9 @@ help:
 	@echo "make bisect-boot the same, and boot each and run the tests it has (slow)"
 	@echo "make kernel      only build the kernel"
 	@echo "make deps        only install the Debian packages, of every target"
+	@echo "make install     rfp-compat (launcher, libraries, man page) under DESTDIR/PREFIX"
+	@echo "make uninstall   remove what make install installed there"
+	@echo "make deb         rfp-compat's Debian package, checked by lintian, into DEB_OUT"
 	@echo "make clean       remove the runs and the user space of TREE (none while in use)"
 	@echo "make distclean   remove the whole cache (RFP_CACHE)"
 	@echo
@@ -129,6 +137,19 @@ bisect:
 bisect-boot:
 	@bash $(S)/deps.sh checkpatch
 	@bash $(S)/patches.sh bisect --boot
+
+# rfp-compat where its users are (shim/Makefile; debian/).  Built on and
+# for this machine, in the cache: the checkout stays clean.
+SHIM_BUILD = $(RFP_CACHE)/rfp-compat/build
+install:
+	@$(MAKE) -s -C shim O=$(SHIM_BUILD) install
+
+uninstall:
+	@$(MAKE) -s -C shim O=$(SHIM_BUILD) uninstall
+
+deb:
+	@bash $(S)/deps.sh deb
+	@bash $(S)/deb.sh
 
 clean:
 	@bash $(S)/clean.sh

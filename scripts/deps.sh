@@ -8,7 +8,12 @@
 # replace the host's).  That is all make run, make shell and make kernel
 # need.  The modes add theirs (modes/*.sh: needs):
 #   user32      the second word size's programs (ARCH's PACKAGES_32)
-#   shim        rfp-compat's peer programs (ARCH's COMPAT_PEERS)
+#   shim        rfp-compat's peer programs (ARCH's COMPAT_PEERS), and
+#               what builds its package (the guests run its contents)
+#   deb         what make deb runs: debhelper, lintian, groff, and on amd64
+#               gcc-12-multilib (the package's i386 library; not
+#               gcc-multilib, which conflicts with make configs' cross
+#               compilers)
 #   checkpatch  what scripts/checkpatch.pl runs
 #   trinity     the fuzzer of make fuzz
 #   plot        the charts of make bench and make profile
@@ -25,23 +30,34 @@ pkgs=(
 	"${PACKAGES[@]}"	# ARCH's QEMU and compiler
 )
 [ $# -gt 0 ] || set -- core
-[ "$*" != all ] || set -- user32 shim checkpatch trinity plot configs
+[ "$*" != all ] || set -- user32 shim deb checkpatch trinity plot configs
+# rfp-compat's package (scripts/deb.sh).
+deb_pkgs=(debhelper dpkg-dev lintian groff-base)
+[ "$(dpkg --print-architecture)" != amd64 ] || deb_pkgs+=(gcc-12-multilib)
 for need in "$@"; do
 	case "$need" in
 	core) ;;
 	user32) pkgs+=(${PACKAGES_32[@]+"${PACKAGES_32[@]}"}) ;;
-	shim) pkgs+=(${COMPAT_PEERS[@]+"${COMPAT_PEERS[@]}"}) ;;
+	shim) pkgs+=(${COMPAT_PEERS[@]+"${COMPAT_PEERS[@]}"} "${deb_pkgs[@]}") ;;
+	deb) pkgs+=("${deb_pkgs[@]}") ;;
 	checkpatch) pkgs+=(python3-ply python3-git) ;; # scripts/spdxcheck.py
 	trinity) pkgs+=(trinity) ;;
 	plot) pkgs+=(gnuplot-nox) ;;
 	configs) pkgs+=(gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu sparse) ;;
-	*) die "deps.sh: no need '$need' (core, user32, shim, checkpatch, trinity, plot, configs or all)" ;;
+	*) die "deps.sh: no need '$need' (core, user32, shim, deb, checkpatch, trinity, plot, configs or all)" ;;
 	esac
 done
 
+# make deb (deb alone) builds no kernel and boots nothing: only the
+# compiler and the package's tools, no kernel source, no busybox.
+if [ "$*" = deb ]; then
+	pkgs=(build-essential "${deb_pkgs[@]}")
+	SOURCE_PKG= SOURCE_SUITE= BUSYBOX_ARCH=
+fi
+
 # The kernel tree: a package of the host's apt sources is installed; one of
 # another suite is downloaded into the cache (scripts/source.sh, at the end).
-[ -n "$SOURCE_SUITE" ] || pkgs+=("$SOURCE_PKG")
+[ -n "$SOURCE_SUITE" ] || [ -z "$SOURCE_PKG" ] || pkgs+=("$SOURCE_PKG")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -39,40 +39,25 @@ $(US)/bin/rfp-checks: $(TOP)/tools/rfp-checks.c \
 	@echo "    CC $(notdir $@)"
 	$(CC) $(CFLAGS) -I$(KTREE)/tools/testing/selftests -pthread -o $@ $<
 
-# rfp-compat (shim/): the shim, its launcher and what runs under it, all
-# dynamically linked (PEERS: the host's programs of COMPAT_PEERS, in
-# /compat by their names), with the libraries they load, in compat.cpio; the
-# guests that refuse the syscall add it.  Where the kernel runs programs
-# of both word sizes, the 32-bit library serves the 32-bit ones (the
+# rfp-compat (shim/) as its package installs it (PKGROOT: the .deb
+# unpacked with dpkg -x, or where ARCH is not this machine's, shim/'s
+# make install; scripts/userspace.sh), at its own paths (/usr/bin/
+# rfp-compat...), and what runs under it in /compat, all dynamically
+# linked (PEERS: the host's programs of COMPAT_PEERS, by their names),
+# with the libraries they load, in compat.cpio; the guests that refuse
+# the syscall add it.  Where the kernel runs programs of both word sizes,
+# the 32-bit library (PKGROOT's usr/lib32) serves the 32-bit ones (the
 # launcher picks one by the program's ELF class); it and the 32-bit
 # programs are in compat32.cpio, built when a mode needs them.
 COMPAT := $(US)/compat
 SHIM_CFLAGS := -O2 -Wall -Wextra -fPIC -shared -pthread
-# The launcher looks for librfp-compat.so, of its own word size, and
-# librfp-compat32.so next to it.
-COMPAT_BINS := $(COMPAT)/rfp-compat $(COMPAT)/librfp-compat.so \
-	$(COMPAT)/rfp-compat-test $(COMPAT)/librfp-compat-early.so \
+PKG_FILES := $(if $(PKGROOT),$(shell cd $(PKGROOT) && find usr -type f ! -path 'usr/lib32/*' | sort))
+PKG_LINKS := $(if $(PKGROOT),$(shell cd $(PKGROOT) && find usr -type l | sort))
+PKG32_FILES := $(if $(PKGROOT),$(shell cd $(PKGROOT) && find usr -type f -path 'usr/lib32/*' | sort))
+COMPAT_BINS := $(COMPAT)/rfp-compat-test $(COMPAT)/librfp-compat-early.so \
 	$(COMPAT)/rfp-stress $(COMPAT)/rfp-bench $(COMPAT)/librfp-empty.so \
 	$(PEERS) $(DYN_SELFTESTS)
-COMPAT32_BINS := $(if $(and $(CC64),$(CC32)),$(COMPAT)/librfp-compat32.so) \
-	$(DYN_SELFTESTS32)
-
-$(COMPAT)/rfp-compat: $(TOP)/shim/rfp-compat.c
-	@mkdir -p $(@D)
-	@echo "    CC $(notdir $@)"
-	$(CC) -O2 -Wall -Wextra -o $@ $<
-
-SHIM_SRCS := $(wildcard $(TOP)/shim/shim-*.c)
-
-$(COMPAT)/librfp-compat.so: $(SHIM_SRCS) $(TOP)/shim/shim.h
-	@mkdir -p $(@D)
-	@echo "    CC $(notdir $@)"
-	$(CC) $(SHIM_CFLAGS) -o $@ $(SHIM_SRCS)
-
-$(COMPAT)/librfp-compat32.so: $(SHIM_SRCS) $(TOP)/shim/shim.h
-	@mkdir -p $(@D)
-	@echo "    CC $(notdir $@)"
-	$(CC32) $(SHIM_CFLAGS) -o $@ $(SHIM_SRCS)
+COMPAT32_BINS := $(DYN_SELFTESTS32)
 
 # A library whose constructor runs before the shim's (rfp-compat-test).
 $(COMPAT)/librfp-compat-early.so: $(TOP)/shim/rfp-compat-early.c
@@ -103,23 +88,26 @@ $(COMPAT)/librfp-empty.so: $(TOP)/bench/rfp-empty.c
 	@echo "    CC $(notdir $@)"
 	$(CC) $(SHIM_CFLAGS) -o $@ $<
 
-# An archive of programs under /compat, with every library they load at
-# its own path (its list first): compat.cpio of COMPAT_BINS, and
-# compat32.cpio of COMPAT32_BINS.
-define compat_archive # NAME, PROGRAMS
-$(US)/$(1).list: $(2) $(TOP)/scripts/elf-libs.sh FORCE
+# An archive of programs under /compat and the package's files at their
+# paths, with every library they load at its own path (its list first):
+# compat.cpio of COMPAT_BINS and the package but its usr/lib32, and
+# compat32.cpio of COMPAT32_BINS and the package's usr/lib32.
+define compat_archive # NAME, PROGRAMS, PACKAGE FILES, PACKAGE LINKS
+$(US)/$(1).list: $(2) $(3:%=$(PKGROOT)/%) $(TOP)/scripts/elf-libs.sh FORCE
 	@{ \
 	  for f in $(2); do echo "/compat/$$$${f##*/} $$$$f"; done; \
-	  bash $(TOP)/scripts/elf-libs.sh $(2) || exit 1; \
+	  for f in $(3); do echo "/$$$$f $(PKGROOT)/$$$$f"; done; \
+	  for f in $(4); do echo "slink /$$$$f $$$$(readlink $(PKGROOT)/$$$$f) 0777 0 0"; done; \
+	  bash $(TOP)/scripts/elf-libs.sh $(2) $(filter $(PKGROOT)/usr/lib/rfp-compat/% $(PKGROOT)/usr/lib32/%,$(3:%=$(PKGROOT)/%)) || exit 1; \
 	} >$$@.new
 	@if cmp -s $$@.new $$@; then rm $$@.new; else mv $$@.new $$@; fi
 
-$(US)/$(1).cpio: $(US)/$(1).list $(2) $(TOP)/scripts/cpio.sh
+$(US)/$(1).cpio: $(US)/$(1).list $(2) $(3:%=$(PKGROOT)/%) $(TOP)/scripts/cpio.sh
 	@echo "    CPIO $$(notdir $$@)"
 	RFP_CACHE=$(RFP_CACHE) bash $(TOP)/scripts/cpio.sh $$@ <$$<
 endef
-$(eval $(call compat_archive,compat,$(COMPAT_BINS)))
-$(eval $(call compat_archive,compat32,$(COMPAT32_BINS)))
+$(eval $(call compat_archive,compat,$(COMPAT_BINS),$(PKG_FILES),$(PKG_LINKS)))
+$(eval $(call compat_archive,compat32,$(COMPAT32_BINS),$(if $(and $(CC64),$(CC32)),$(PKG32_FILES)),))
 
 GUEST_BINS := $(US)/bin/rfp-demo $(US)/bin/rfp-bench $(US)/bin/rfp-stress \
 	$(US)/bin/rfp-faults $(US)/bin/rfp-fuzz $(US)/bin/rfp-diff \

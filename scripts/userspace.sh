@@ -104,9 +104,42 @@ fi
 cc32=$USER_CC32
 [[ " $(user_bits | tr '\n' ' ')" == *" 32 "* ]] || cc32=
 
+# rfp-compat as its users install it, for the guests (compat.cpio) and
+# the host step shim-host: the package's contents, unpacked with dpkg -x
+# (scripts/deb.sh builds it when it changed); where the guest does not
+# run this machine's programs, shim/'s make install with ARCH's
+# compilers.  Unpacked again only when the package or the build changed.
+pkgroot=
+if [ "${SHIM:-0}" = 1 ]; then
+	pkgroot=$US/rfp-compat-root
+	if [ "$NATIVE" = 1 ]; then
+		bash "$TOP/scripts/deb.sh" "$US/rfp-compat.deb-path" || exit 1
+		deb=$(cat "$US/rfp-compat.deb-path")
+		from="$deb $(stat -c %Y "$deb")"
+		if [ "$(cat "$pkgroot.from" 2>/dev/null)" != "$from" ]; then
+			rm -rf "$pkgroot"
+			dpkg -x "$deb" "$pkgroot" || die "dpkg -x $deb failed"
+			# Its files carry the package's date: newer than the archives.
+			find "$pkgroot" -exec touch -h {} +
+			echo "$from" >"$pkgroot.from"
+		fi
+	else
+		build=(make -s -C "$TOP/shim" O="$US/shim-build" CC="${USER_CC64:-$USER_CC32}"
+			CC32="$([ -n "$USER_CC64" ] && echo "$cc32")")
+		"${build[@]}" >/dev/null || die "building rfp-compat failed"
+		if [ ! -f "$pkgroot.from" ] ||
+			[ -n "$(find "$US/shim-build" "$TOP/shim" "$TOP/docs" -newer "$pkgroot.from" -print -quit)" ]; then
+			rm -rf "$pkgroot"
+			"${build[@]}" install PREFIX=/usr DESTDIR="$pkgroot" MANIFEST=0 ||
+				die "installing rfp-compat into $pkgroot failed"
+			touch "$pkgroot.from"
+		fi
+	fi
+fi
+
 # The tools and the initramfs, by the harness's own makefile.
 make -s -f "$TOP/scripts/guest.mk" TOP="$TOP" US="$US" KTREE="$KTREE" RFP_CACHE="$RFP_CACHE" \
 	CC64="$USER_CC64" CC32="$cc32" BUSYBOX="$BUSYBOX" \
 	SELFTESTS="${SELFTESTS[*]}" DYN_SELFTESTS="${SELFTESTS[*]/#/$US/mm-dyn/}" \
 	SELFTESTS32="${SELFTESTS32[*]}" DYN_SELFTESTS32="${SELFTESTS32[*]/#/$US/mm-dyn/}" \
-	PEERS="${peers//$'\n'/ }" "${targets[@]}"
+	PEERS="${peers//$'\n'/ }" PKGROOT="$pkgroot" "${targets[@]}"

@@ -2393,15 +2393,21 @@ static int copy_file(const char *from, const char *to)
 	return close(out);
 }
 
-/* This program's directory, where rfp-compat and its libraries are. */
+/*
+ * The directory of the shim loaded into this program, where rfp-compat
+ * and its libraries are installed (shim/Makefile): its path as ld.so
+ * loaded it, links kept.
+ */
 static const char *own_dir(void)
 {
 	static char dir[PATH_MAX - 64];
-	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	void *sym = dlsym(RTLD_DEFAULT, "rfp_compat_emulated");
+	Dl_info info;
 
-	if (n <= 0)
+	if (!sym || !dladdr(sym, &info) || !info.dli_fname ||
+	    strlen(info.dli_fname) >= sizeof(dir))
 		return NULL;
-	dir[n] = '\0';
+	strcpy(dir, info.dli_fname);
 	*strrchr(dir, '/') = '\0';
 	return dir;
 }

@@ -88,56 +88,10 @@ static bool mine(void)
 	       atomic_compare_exchange_strong(&owner, &none, pid);
 }
 
-/*
- * The descriptor limit now (the program may change it at any time), as
- * far as the shim's numbers go: at most 1024, for the kernel sizes the
- * descriptor table by the highest number in use.
- */
-static int fd_limit(void)
-{
-	struct rlimit lim;
-
-	if (getrlimit(RLIMIT_NOFILE, &lim))
-		return 1024;
-	return lim.rlim_cur > 1024 ? 1024 : lim.rlim_cur;
-}
-
 /* How many descriptors the shim may keep for shared anonymous memory. */
 bool room_for_memfd(void)
 {
 	return atomic_load(&used) < fd_limit() / 4;
-}
-
-/*
- * A copy of FD at the highest number free under the limit: -1 when the
- * only numbers free are at or below FD.  FD came from open(), dup() or
- * memfd_create(), which take the lowest free number, so a copy above it
- * leaves the program's next open() the number it would have had.
- */
-static int dup_high(int fd)
-{
-	int top = fd_limit() - 1, step, high = -1;
-
-	/* From the top down, by steps that double: a few calls at most. */
-	for (step = 1; top - step + 1 > fd && high < 0; step *= 2)
-		high = fcntl(fd, F_DUPFD_CLOEXEC, top - step + 1);
-	/* The steps may have jumped over the numbers just above FD. */
-	if (high < 0 && fd < top)
-		high = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
-	return high;
-}
-
-/* Said once a process: no number is left out of the program's way. */
-static void no_room(void)
-{
-	static _Atomic pid_t said;
-	char buf[24];
-
-	if (atomic_exchange(&said, getpid()) != getpid())
-		say("rfp-compat: no descriptor number free above the program's (descriptor limit ",
-		    ul(buf, fd_limit(), 10),
-		    "): the shim keeps none, and a remap may have to find its file again, or fail with ENOSYS\n",
-		    NULL);
 }
 
 /*
@@ -165,7 +119,7 @@ static void walk_end(void)
 		return;
 	for (c = atomic_exchange(&unused, NULL); c; c = next) {
 		next = atomic_load(&c->next);
-		syscall(SYS_munmap, c, sizeof(*c));
+		sys(SYS_munmap, c, sizeof(*c));
 	}
 }
 
@@ -245,7 +199,7 @@ static struct slot *claim(void)
 			if (fresh == MAP_FAILED)
 				break;
 			if (!atomic_compare_exchange_strong(&c->next, &next, fresh))
-				syscall(SYS_munmap, fresh, sizeof(*fresh));
+				sys(SYS_munmap, fresh, sizeof(*fresh));
 			else
 				next = fresh;
 		}
@@ -269,6 +223,7 @@ static bool keep(int fd, enum kind kind, unsigned long addr, unsigned long len)
 	 */
 	if (!mine() || fstat(fd, &st) || !(s = claim()))
 		return false;
+	fork_handler_wanted();
 	if (maps_hold() < 0) {
 		unclaim(s);
 		return false;
@@ -301,52 +256,6 @@ static struct slot *kept(dev_t dev, ino_t ino, int *fd)
 	}
 	walk_end();
 	return NULL;
-}
-
-/*
- * Whether this process holds a POSIX lock on DEV:INO, from /proc/locks:
- * "1: POSIX  ADVISORY  WRITE 1234 fd:01:5678 0 EOF".  Waiters ("->")
- * hold nothing; OFD locks belong to their open file, not to the process.
- */
-static bool holds_posix_lock(dev_t dev, ino_t ino)
-{
-	struct reader r = { .fd = open("/proc/locks", O_RDONLY | O_CLOEXEC) };
-	unsigned long pid = getpid();
-	const char *p;
-	char *line;
-	bool held = false;
-
-	if (r.fd < 0)	/* ENOENT: a kernel without file locks */
-		return errno != ENOENT;	/* else it cannot tell: do not close */
-	while (!held && (line = next_line(&r))) {
-		p = strchr(line, ':');
-		if (!p || strstr(line, "->"))
-			continue;
-		p++;
-		skip_spaces(&p);
-		if (strncmp(p, "POSIX", 5))
-			continue;
-		/* POSIX, ADVISORY, READ or WRITE, then the pid. */
-		for (int field = 0; field < 3; field++) {
-			while (*p && *p != ' ')
-				p++;
-			skip_spaces(&p);
-		}
-		if (parse_dec(&p) != pid)
-			continue;
-		skip_spaces(&p);
-		unsigned int maj = parse_hex(&p);
-
-		if (*p++ != ':')
-			continue;
-		unsigned int min = parse_hex(&p);
-
-		if (*p++ != ':')
-			continue;
-		held = parse_dec(&p) == ino && makedev(maj, min) == dev;
-	}
-	sys_close(r.fd);
-	return held;
 }
 
 /*
@@ -386,33 +295,6 @@ static void close_unlocked(int fd, unsigned long addr, unsigned long len)
 	    keep(fd, KEPT_FILE, addr, len))
 		return;
 	sys_close(fd);
-}
-
-/*
- * FD, the shim's, just opened at the program's next number, moved up out
- * of the program's way (FRESH: a file nobody can have locked yet).  FD
- * itself where its file is locked (closing it would drop the lock), and
- * where no number is free above the program's: then *LOW is set, for the
- * caller to close it as soon as it can.
- */
-int shim_fd(int fd, bool fresh, bool *low)
-{
-	struct stat st;
-	int high;
-
-	*low = false;
-	if (fd < 0)
-		return fd;
-	if (!fresh && (fstat(fd, &st) || holds_posix_lock(st.st_dev, st.st_ino)))
-		return fd;
-	high = dup_high(fd);
-	if (high < 0) {
-		no_room();
-		*low = true;
-		return fd;
-	}
-	sys_close(fd);
-	return high;
 }
 
 /*
@@ -558,9 +440,9 @@ static int close_around(unsigned int first, unsigned int last, int flags)
 	while (first <= last) {
 		next = next_shim_fd(first);
 		if (next < 0 || (unsigned int)next > last)
-			return syscall(SYS_close_range, first, last, flags);
+			return sys(SYS_close_range, first, last, flags);
 		if ((unsigned int)next > first &&
-		    syscall(SYS_close_range, first, next - 1, flags))
+		    sys(SYS_close_range, first, next - 1, flags))
 			return -1;
 		if ((unsigned int)next == ~0U)
 			break;
@@ -617,7 +499,7 @@ static int program_fd(const struct vma *v)
 
 	if (dir < 0)
 		return -1;
-	while (found < 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+	while (found < 0 && (n = sys(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
 		long off;
 
 		for (off = 0; off < n && found < 0;) {
@@ -739,6 +621,29 @@ void files_after_fork(void)
 	/* The child's own maps, for what it keeps. */
 	if (atomic_load(&used))
 		maps_hold();
+}
+
+/* A fork() child: the tables are its own. */
+static void after_fork(void)
+{
+	call_after_fork();
+	files_after_fork();
+	locks_after_fork();
+}
+
+/*
+ * The fork() handler, registered once the process has something in the
+ * tables for a child to take over (fork_handler_wanted(): a call made, a
+ * descriptor kept), not at each exec(): registered, it costs every
+ * fork() and exec() of a program that never remaps.  pthread_atfork() is
+ * not async-signal-safe: called from the shim's mmap() family and glibc's
+ * remap_file_pages() and syscall(), which are not either, never from the
+ * SIGSYS handler, nor from close() or dup2().
+ */
+void fork_handler_now(void)
+{
+	if (fork_handler_due())
+		pthread_atfork(NULL, NULL, after_fork);
 }
 
 /* ---- the program's own descriptor calls ---- */

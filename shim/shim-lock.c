@@ -100,6 +100,7 @@ void locks_after_fork(void)
  */
 static void lost_track(void)
 {
+	fork_handler_wanted();
 	atomic_store(&unknown, true);
 }
 
@@ -108,6 +109,7 @@ static struct range *publish(unsigned long start, unsigned long end)
 {
 	int i, zero;
 
+	fork_handler_wanted();	/* a fork() child holds no lock */
 	for (i = 0; i < RANGES; i++) {
 		int n = atomic_load(&used);
 
@@ -276,7 +278,7 @@ static void followed(long ret, bool lock, const void *addr, size_t len)
 
 int mlock(const void *addr, size_t len)
 {
-	long ret = syscall(SYS_mlock, addr, len);
+	long ret = sys(SYS_mlock, addr, len);
 
 	followed(ret, true, addr, len);
 	return ret;
@@ -284,7 +286,7 @@ int mlock(const void *addr, size_t len)
 
 int mlock2(const void *addr, size_t len, unsigned int flags)
 {
-	long ret = syscall(SYS_mlock2, addr, len, flags);
+	long ret = sys(SYS_mlock2, addr, len, flags);
 
 	followed(ret, true, addr, len);
 	return ret;
@@ -292,7 +294,7 @@ int mlock2(const void *addr, size_t len, unsigned int flags)
 
 int munlock(const void *addr, size_t len)
 {
-	long ret = syscall(SYS_munlock, addr, len);
+	long ret = sys(SYS_munlock, addr, len);
 
 	followed(ret, false, addr, len);
 	return ret;
@@ -329,7 +331,7 @@ static void all_locked(void)
 
 int mlockall(int flags)
 {
-	long ret = syscall(SYS_mlockall, flags);
+	long ret = sys(SYS_mlockall, flags);
 	pid_t outer = call_begin();
 
 	/* A failed call may have locked some VMAs. */
@@ -343,7 +345,7 @@ int mlockall(int flags)
 
 int munlockall(void)
 {
-	long ret = syscall(SYS_munlockall);
+	long ret = sys(SYS_munlockall);
 	pid_t outer = call_begin();
 
 	if (!ret && own())

@@ -36,28 +36,15 @@
 #define RFP_MARKER	((unsigned long)RFP_MARKER_HALF)
 #endif
 
+/* The knobs, set by the constructor (shim-trap.c). */
+bool always, quiet;
+
 static _Atomic unsigned long emulated;	/* for tests: rfp_compat_emulated() */
 static _Atomic pid_t announced_pid;
 
 unsigned long rfp_compat_emulated(void)
 {
 	return atomic_load(&emulated);
-}
-
-/* mmap() with the offset in pages, as the syscall of each ABI takes it. */
-void *sys_mmap(unsigned long addr, unsigned long len, int prot, int flags,
-	       int fd, unsigned long pgoff)
-{
-#ifdef SYS_mmap2
-	return (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd, pgoff);
-#else
-	if (pgoff > ~0UL / shim_page_size()) {
-		errno = EOVERFLOW;	/* what do_mmap() says to such a pgoff */
-		return MAP_FAILED;
-	}
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
-			       pgoff * shim_page_size());
-#endif
 }
 
 /*
@@ -90,19 +77,19 @@ static long remap_sysv(const struct vma *v, unsigned long start,
 	at = shmat(v->ino, NULL, prot & PROT_WRITE ? 0 : SHM_RDONLY);
 	if (at == (void *)-1)
 		return 1;
-	if ((void *)syscall(SYS_mremap, at + off, size, size,
+	if ((void *)sys(SYS_mremap, at + off, size, size,
 			    MREMAP_MAYMOVE | MREMAP_FIXED, start) == MAP_FAILED) {
 		shmdt(at);
 		return 1;
 	}
 	if (off)
-		syscall(SYS_munmap, at, off);
+		sys(SYS_munmap, at, off);
 	if (off + size < len)
-		syscall(SYS_munmap, at + off + size, len - off - size);
+		sys(SYS_munmap, at + off + size, len - off - size);
 	/* As the kernel's mmap() of the segment: its protections, populated. */
 	if (mprotect((void *)start, size, prot))
 		return -errno;
-	if (locked && syscall(SYS_mlock, start, size))
+	if (locked && sys(SYS_mlock, start, size))
 		return -errno;
 	if (!(flags & MAP_NONBLOCK))
 		madvise((void *)start, size, prot & PROT_WRITE ?
@@ -184,18 +171,6 @@ static void announce(void)
 	    "remap_file_pages() emulated with mmap(MAP_FIXED)\n", NULL);
 }
 
-static long (*glibc_syscall)(long nr, ...);
-
-/*
- * glibc's syscall(), looked up by the constructor: dlsym() is not
- * async-signal-safe, and a signal handler may make the first call.
- */
-void syscall_lookup(void)
-{
-	if (!glibc_syscall)
-		glibc_syscall = dlsym(RTLD_NEXT, "syscall");
-}
-
 /*
  * Every call, from glibc's wrapper or from the SIGSYS handler: the
  * kernel's answer (0 or -errno), or a value the program's own SIGSYS
@@ -217,15 +192,15 @@ long rfp_call(unsigned long start, unsigned long size, unsigned long prot,
 	pid_t outer;
 
 	/* glibc's syscall(), past the shim's, which would emulate it. */
-	syscall_lookup();
-	ret = glibc_syscall(SYS_remap_file_pages, start, size,
-			    always ? PROT_READ : prot, pgoff, flags, RFP_MARKER);
+	ret = sys(SYS_remap_file_pages, start, size, always ? PROT_READ : prot,
+		  pgoff, flags, RFP_MARKER);
 
 	if (ret != -1)
 		return ret;
 	if (errno != ENOSYS && !(always && errno == EINVAL))
 		return -errno;
 	outer = call_begin();
+	fork_handler_wanted();
 	announce();
 	ret = emulate(start, size, prot, pgoff, flags);
 	call_end(outer);
@@ -239,6 +214,8 @@ static long rfp_call_errno(unsigned long start, unsigned long size,
 {
 	int saved = errno;
 	long ret = rfp_call(start, size, prot, pgoff, flags);
+
+	fork_handler_now();
 
 	if (ret < 0) {
 		errno = -ret;
@@ -267,16 +244,13 @@ long syscall(long nr, ...)
 {
 	long a[6];
 	va_list ap;
-	int i;
 
 	va_start(ap, nr);
-	for (i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
+	sys_args(a, ap);
 	va_end(ap);
 	if (nr == SYS_remap_file_pages)
 		return rfp_call_errno(a[0], a[1], a[2], a[3], a[4]);
-	syscall_lookup();	/* a constructor that runs before the shim's */
-	return glibc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return sys6(nr, a);
 }
 
 /* ---- mmap() and munmap(): the files behind shared mappings ---- */
@@ -334,8 +308,8 @@ static void *shared_anon_from_memfd(void *addr, size_t len, int prot,
 		     (flags & MAP_NORESERVE), -1, 0);
 	if (p == MAP_FAILED)
 		return MAP_FAILED;
-	syscall(SYS_munmap, p, len);
-	fd = shim_fd(syscall(SYS_memfd_create, "rfp-compat", MFD_CLOEXEC), true, &low);
+	sys(SYS_munmap, p, len);
+	fd = shim_fd(sys(SYS_memfd_create, "rfp-compat", MFD_CLOEXEC), true, &low);
 	if (fd < 0 || low) {
 		if (fd >= 0)
 			sys_close(fd);
@@ -398,6 +372,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	void *p = map_and_keep(addr, len, prot, flags, fd, off);
 
 	call_end(outer);
+	fork_handler_now();
 	return p;
 }
 
@@ -418,7 +393,7 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 
 int munmap(void *addr, size_t len)
 {
-	long ret = syscall(SYS_munmap, addr, len);
+	long ret = sys(SYS_munmap, addr, len);
 	pid_t outer;
 
 	if (!ret) {
@@ -427,6 +402,7 @@ int munmap(void *addr, size_t len)
 		locked_remove((unsigned long)addr, len);
 		call_end(outer);
 	}
+	fork_handler_now();
 	return ret;
 }
 
@@ -443,7 +419,7 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	pid_t outer = call_begin();
 	bool was_locked = locked_at((unsigned long)old);
 
-	p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new);
+	p = (void *)sys(SYS_mremap, old, old_len, new_len, flags, new);
 	if (p != MAP_FAILED) {
 		locked_remove((unsigned long)old, old_len);
 		locked_mapped((unsigned long)p, new_len, was_locked);
@@ -452,5 +428,6 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		moved((unsigned long)old, old_len, (unsigned long)p, new_len);
 	}
 	call_end(outer);
+	fork_handler_now();
 	return p;
 }

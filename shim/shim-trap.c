@@ -77,8 +77,6 @@
 /* The data of the shim's trap, "Rf": si_errno of its SIGSYS. */
 #define RFP_TRAP_DATA	0x5266
 
-bool always, quiet;
-
 /* What the program set for SIGSYS, while the shim's handler is in. */
 static struct sigaction program_sigsys;
 static _Atomic bool own_sigsys;
@@ -388,20 +386,62 @@ static int install_filter(void)
 	};
 
 	/* Without CAP_SYS_ADMIN a filter needs no_new_privs (inherited). */
-	if (!syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	if (!sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 		     SECCOMP_FILTER_FLAG_TSYNC, &prog))
 		return 0;
 	if (errno != EACCES || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	return sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 		       SECCOMP_FILTER_FLAG_TSYNC, &prog) ? -1 : 0;
 }
 
-static bool env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
+extern char **environ;
 
-	return v && !strcmp(v, value);
+/*
+ * The knobs (rfp_compat_init() says which), from one pass over the
+ * environment: no getenv() and no strcmp() to look up and call at each
+ * exec() of a program.
+ */
+#define KNOB_QUIET	1U
+#define KNOB_ALWAYS	2U
+#define KNOB_NO_SECCOMP	4U
+#define KNOB_FILTER	8U
+
+static bool starts(const char *s, const char *prefix, const char **rest)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return false;
+	*rest = s;
+	return true;
+}
+
+/* As getenv() finds them: the first RFP_COMPAT_<NAME>= of each name counts. */
+static unsigned int knobs(void)
+{
+	static const struct {
+		const char *name, *on;
+		unsigned int bit;
+	} k[] = {
+		{ "QUIET=", "1", KNOB_QUIET }, { "ALWAYS=", "1", KNOB_ALWAYS },
+		{ "SECCOMP=", "0", KNOB_NO_SECCOMP }, { "FILTER=", "1", KNOB_FILTER },
+	};
+	const char *rest, *value, *end;
+	unsigned int i, set = 0, seen = 0;
+	char **e;
+
+	for (e = environ; e && *e; e++) {
+		if (!starts(*e, "RFP_COMPAT_", &rest))
+			continue;
+		for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+			if ((seen & k[i].bit) || !starts(rest, k[i].name, &value))
+				continue;
+			seen |= k[i].bit;
+			if (starts(value, k[i].on, &end) && !*end)
+				set |= k[i].bit;
+		}
+	}
+	return set;
 }
 
 /*
@@ -410,15 +450,7 @@ static bool env_is(const char *name, const char *value)
  */
 static bool filtered(void)
 {
-	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 2;
-}
-
-/* A fork() child: its tables are its own. */
-static void after_fork(void)
-{
-	call_after_fork();
-	files_after_fork();
-	locks_after_fork();
+	return sys(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) == 2;
 }
 
 /*
@@ -433,23 +465,23 @@ static void rfp_compat_init(void)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigsys,
 				.sa_flags = SA_SIGINFO | SA_NODEFER };
-	sigset_t sigsys;
+	sigset_t sigsys = { 0 };
+	unsigned int set = knobs();
 
-	quiet = env_is("RFP_COMPAT_QUIET", "1");
-	always = env_is("RFP_COMPAT_ALWAYS", "1");
+	quiet = set & KNOB_QUIET;
+	always = set & KNOB_ALWAYS;
 	syscall_lookup();
 	if (!signal_lookup()) {
 		say("rfp-compat: cannot find libc's signal functions: not active\n", NULL);
 		return;
 	}
-	pthread_atfork(NULL, NULL, after_fork);
-	if (env_is("RFP_COMPAT_SECCOMP", "0"))
+	if (set & KNOB_NO_SECCOMP)
 		return;
-	sigemptyset(&sa.sa_mask);
+	/* sa_mask is empty: the initializer zeroed it. */
 	real_sigaction(SIGSYS, &sa, &program_sigsys);
 	atomic_store(&own_sigsys, true);
-	sigemptyset(&sigsys);
-	sigaddset(&sigsys, SIGSYS);
+	sigsys.__val[(SIGSYS - 1) / (8 * sizeof(sigsys.__val[0]))] =
+		1UL << ((SIGSYS - 1) % (8 * sizeof(sigsys.__val[0])));
 	real_sigmask(false, SIG_UNBLOCK, &sigsys, NULL);
 	/*
 	 * Filters are inherited across exec(): one is enough for a chain of
@@ -457,7 +489,7 @@ static void rfp_compat_init(void)
 	 * kernel refuses more.  RFP_COMPAT_FILTER=1 says a process before
 	 * this one installed it; the process's Seccomp: mode says it is here.
 	 */
-	if (env_is("RFP_COMPAT_FILTER", "1") && filtered())
+	if ((set & KNOB_FILTER) && filtered())
 		return;
 	if (install_filter()) {
 		if (!quiet)

@@ -7,25 +7,33 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim.h"
 
-/* From the auxiliary vector, so that it is right before any constructor. */
-unsigned long shim_page_size(void)
-{
-	static _Atomic unsigned long size;
-	unsigned long s = atomic_load_explicit(&size, memory_order_relaxed);
+/*
+ * Whether the process has something in the shim's tables for a fork()
+ * child to take over (shim-files.c registers the fork() handler, not
+ * async-signal-safe, at the next call it gets from the program):
+ * 0: nothing; 1: the handler is wanted; 2: it is registered.
+ */
+static _Atomic int fork_handler;
 
-	if (!s) {
-		s = getauxval(AT_PAGESZ);
-		if (!s)
-			s = 4096;
-		atomic_store_explicit(&size, s, memory_order_relaxed);
-	}
-	return s;
+void fork_handler_wanted(void)
+{
+	int none = 0;
+
+	if (atomic_load_explicit(&fork_handler, memory_order_relaxed) == 0)
+		atomic_compare_exchange_strong(&fork_handler, &none, 1);
+}
+
+/* Whether the caller is to register the handler now: once, if wanted. */
+bool fork_handler_due(void)
+{
+	int wanted = 1;
+
+	return atomic_load_explicit(&fork_handler, memory_order_relaxed) == 1 &&
+	       atomic_compare_exchange_strong(&fork_handler, &wanted, 2);
 }
 
 /*
@@ -67,13 +75,6 @@ void call_after_fork(void)
 		call_pid = 0;
 }
 
-/* close(), past the shim's own interposer of it. */
-long sys_close(int fd)
-{
-	return syscall(SYS_close, fd);
-}
-
-/* Appends the strings up to NULL to BUF of SIZE bytes; its length. */
 static size_t cat(char *buf, size_t size, size_t n, va_list ap)
 {
 	const char *s;

@@ -1,21 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * librfp-compat.so's parts: what one file of the shim needs of another.
+ * librfp-compat.so's parts, in a line from the bottom up: each file uses
+ * only the files listed before it, and offers what it declares below to
+ * the files after it.
  *
- *   shim-util.c   messages, numbers, a line reader: async-signal-safe
- *   shim-vma.c    the VMAs over a range, from /proc/self/{maps,smaps}
+ *   shim-sys.c    the raw system calls (glibc's syscall(), past the
+ *                 shim's), the page size
+ *   shim-util.c   messages, numbers, a line reader, the calling process,
+ *                 whether the fork() handler is wanted
+ *   shim-fds.c    the shim's descriptor numbers, out of the program's
+ *                 way; POSIX locks held on a file
  *   shim-lock.c   the locked ranges, from the mlock() family
- *   shim-files.c  the file behind a VMA, and the descriptors the shim keeps
+ *   shim-vma.c    the VMAs over a range, from /proc/self/{maps,smaps}
+ *   shim-files.c  the file behind a VMA, the descriptors the shim keeps,
+ *                 the fork() handler
  *   shim-map.c    the emulation, and the mmap()/munmap() family
- *   shim-trap.c   the seccomp filter, SIGSYS and the signal functions
+ *   shim-trap.c   the seccomp filter, SIGSYS, the signal functions and
+ *                 the constructor
  *
  * Nothing here needs a constructor to have run: a library whose
  * constructor runs before the shim's may call any interposed function.
- * Nothing the SIGSYS handler reaches takes a lock.
+ * Nothing the SIGSYS handler reaches takes a lock or allocates.
  */
 #ifndef RFP_SHIM_H
 #define RFP_SHIM_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -39,16 +49,26 @@
 	_fn;							\
 })
 
-/* shim-util.c */
+/* shim-sys.c */
+void syscall_lookup(void);
+void sys_args(long a[6], va_list ap);
+long sys6(long nr, const long a[6]);
+long sys(long nr, ...);
+void *sys_mmap(unsigned long addr, unsigned long len, int prot, int flags,
+	       int fd, unsigned long pgoff);
+long sys_close(int fd);
 unsigned long shim_page_size(void);
+
+/* shim-util.c */
 void say(const char *first, ...);
 const char *ul(char *buf, unsigned long v, int base);	/* BUF: 24 bytes */
 char *join(char *buf, size_t size, ...);
-long sys_close(int fd);
 pid_t self_pid(void);
 pid_t call_begin(void);
 void call_end(pid_t outer);
 void call_after_fork(void);
+void fork_handler_wanted(void);
+bool fork_handler_due(void);
 
 struct reader {
 	int fd;
@@ -60,6 +80,18 @@ char *next_line(struct reader *r);
 unsigned long parse_hex(const char **p);
 unsigned long parse_dec(const char **p);
 void skip_spaces(const char **p);
+
+/* shim-fds.c */
+int fd_limit(void);
+bool holds_posix_lock(dev_t dev, ino_t ino);
+int shim_fd(int fd, bool fresh, bool *low);
+
+/* shim-lock.c */
+void locked_remove(unsigned long addr, unsigned long len);
+void locked_mapped(unsigned long addr, unsigned long len, bool locked);
+bool locked_at(unsigned long addr);
+int locked_state(unsigned long start, unsigned long end);
+void locks_after_fork(void);
 
 /* shim-vma.c */
 struct vma {
@@ -80,18 +112,10 @@ void maps_after_fork(void);
 int maps_fd_now(void);
 void maps_forget(unsigned int first, unsigned int last);
 
-/* shim-lock.c */
-void locked_remove(unsigned long addr, unsigned long len);
-void locked_mapped(unsigned long addr, unsigned long len, bool locked);
-bool locked_at(unsigned long addr);
-int locked_state(unsigned long start, unsigned long end);
-void locks_after_fork(void);
-
 /* shim-files.c */
 int kept_file(const struct vma *v);
 int find_file(struct vma *v, bool *once);
 void done_once(int fd, unsigned long addr, unsigned long len);
-int shim_fd(int fd, bool fresh, bool *low);
 bool room_for_memfd(void);
 void files_after_fork(void);
 int keep_mapped(int fd, unsigned long addr, unsigned long len);
@@ -99,15 +123,11 @@ bool keep_memfd(int fd, unsigned long addr, unsigned long len);
 void drop_unmapped(unsigned long addr, unsigned long len, int mapped);
 void moved(unsigned long old, unsigned long old_len, unsigned long new,
 	   unsigned long new_len);
+void fork_handler_now(void);
 
 /* shim-map.c */
-void *sys_mmap(unsigned long addr, unsigned long len, int prot, int flags,
-	       int fd, unsigned long pgoff);
+extern bool always, quiet;	/* the knobs, set by the constructor */
 long rfp_call(unsigned long start, unsigned long size, unsigned long prot,
 	      unsigned long pgoff, unsigned long flags);
-void syscall_lookup(void);
-
-/* shim-trap.c */
-extern bool always, quiet;
 
 #endif
