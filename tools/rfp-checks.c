@@ -13,7 +13,7 @@
  *    truncation; ENOMEM at vm.max_map_count, as mmap() meets it;
  *  - the protections under READ_IMPLIES_EXEC, also on a noexec mount;
  *    the VMA's name for an unlinked file; the file's access time; the
- *    memory policy; RLIMIT_AS below the usage; a PMD-mapped THP split;
+ *    memory policy; RLIMIT_AS at the usage; a PMD-mapped THP split;
  *  - the log naming a process at most once, and the tracepoint's record
  *    of every call (in the trace instance the harness names in
  *    REMAP_FILE_PAGES_TRACE).
@@ -1189,36 +1189,33 @@ static unsigned long vm_pages(void)
 }
 
 /*
- * With RLIMIT_AS below what the process has, a call that replaces pages
- * without growing the address space succeeds or fails as mmap() does.
+ * With RLIMIT_AS at what the process has, a call that replaces pages
+ * without growing the address space succeeds as mmap(MAP_FIXED) does;
+ * below it, both fail.  Nothing between the reading of the size and the
+ * calls maps memory.
  */
-TEST_F(remap, rlimit_as_below_usage_like_mmap)
+TEST_F(remap, rlimit_as_at_usage_like_mmap)
 {
 	struct rlimit rl = { 0 };
-	long by_remap, by_mmap;
-	int err_remap, err_mmap;
+	int below, fd = self->fd;
 	void *p;
 
-	rl.rlim_cur = rl.rlim_max = (vm_pages() - 1) * page_size;
-	ASSERT_EQ(setrlimit(RLIMIT_AS, &rl), 0);
-	by_remap = sys_remap_file_pages(page_at(self->win, 3), page_size, 0,
-					11, 0);
-	err_remap = by_remap ? errno : 0;
-	if (self->fd >= 0)
+	for (below = 0; below <= 1; below++) {
+		rl.rlim_cur = rl.rlim_max = (vm_pages() - below) * page_size;
+		ASSERT_EQ(setrlimit(RLIMIT_AS, &rl), 0);
+		EXPECT_EQ(sys_remap_file_pages(page_at(self->win, 3),
+					       page_size, 0, 11, 0),
+			  below ? -1 : 0);
 		p = mmap(page_at(self->win, 5), page_size,
-			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-			 self->fd, 12 * page_size);
-	else
-		p = mmap(page_at(self->win, 5), page_size,
-			 PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
-	err_mmap = p == MAP_FAILED ? errno : 0;
-	by_mmap = p == MAP_FAILED ? -1 : 0;
-	EXPECT_EQ(by_remap, by_mmap);
-	EXPECT_EQ(err_remap, err_mmap);
-	/* Growing fails for both. */
-	EXPECT_TRUE(mmap(NULL, 2 * page_size, PROT_READ,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED);
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED |
+			 (fd < 0 ? MAP_ANONYMOUS : 0), fd,
+			 fd < 0 ? 0 : 12 * page_size);
+		EXPECT_TRUE(below ? p == MAP_FAILED : p == page_at(self->win, 5));
+		/* Growing fails either way. */
+		EXPECT_TRUE(mmap(NULL, 2 * page_size, PROT_READ,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) ==
+			    MAP_FAILED);
+	}
 }
 
 #define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
